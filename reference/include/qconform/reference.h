@@ -1,0 +1,116 @@
+// qconform::reference: the bit-exact scalar quantizer that defines SPEC §1-§8.
+//
+// Every entry point validates in the order of SPEC §3, returns a typed error instead of
+// crashing, and runs under a default floating-point environment whatever the caller's
+// (rounding mode, FTZ/DAZ are saved, reset and restored).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "qconform/errors.h"
+#include "qconform/numeric.h"
+#include "qconform/scheme.h"
+
+namespace qconform {
+
+inline constexpr std::size_t kMaxRank = 8;  // SPEC §10
+
+using Shape = std::vector<std::size_t>;
+
+// Sizes that follow from a scheme and a shape (SPEC §4, §6, §7), all overflow-checked.
+struct Layout {
+  std::size_t rank = 0;
+  std::vector<std::size_t> shape;
+  std::size_t elements = 0;
+  std::vector<std::size_t> block;      // rank-relative block extents (empty: per-tensor)
+  std::vector<std::size_t> grid;       // scale grid shape, ceil(n_i / b_i)
+  std::size_t scale_count = 1;         // 1 per-tensor, else product of grid
+  // Packing: units of `unit_bytes` holding `per_unit` codes of `bits` bits along `packed_axis`.
+  unsigned bits = 8;
+  std::size_t per_unit = 1;
+  std::size_t unit_bytes = 1;
+  std::size_t packed_axis = 0;         // axis r-1-D (meaningful when per_unit > 1 and rank > 0)
+  std::vector<std::size_t> storage_shape;
+  std::size_t storage_units = 0;
+  std::size_t storage_bytes = 0;
+  std::size_t scale_bytes = 0;         // all stored scales
+  std::size_t global_bytes = 0;        // 4 for two-level, else 0
+  std::size_t total_bytes = 0;         // serialized length
+};
+
+// Shape and data checks of SPEC §3.3 in order: shape-overflow, shape-mismatch (only when
+// `data_len` is given), block-rank-exceeds-tensor, packing-dim-out-of-range.
+// The scheme must already have passed validate_scheme.
+[[nodiscard]] Result<Layout> make_layout(const Scheme& s, std::span<const std::size_t> shape,
+                                         std::optional<std::size_t> data_len = std::nullopt);
+
+// Flat block index (row-major over the grid) of row-major element `index` (SPEC §4).
+[[nodiscard]] std::size_t block_of(const Layout& l, std::size_t index) noexcept;
+
+struct QParams {
+  std::vector<float> scales;
+  std::optional<float> global;
+};
+
+// A quantized tensor: one code per element (signed integer for integer values, the unsigned
+// bit pattern for minifloats, the table index in lookup mode) and the *stored* scales.
+struct QTensor {
+  Scheme scheme;
+  Shape shape;
+  std::vector<std::int32_t> codes;
+  std::vector<float> scales;
+  std::optional<float> global;
+  friend bool operator==(const QTensor&, const QTensor&) = default;
+};
+
+using Table = std::optional<std::span<const float>>;
+
+// The full validation of SPEC §3 for quantize, in order (scheme, global presence, shape and data,
+// scale count, scale values, lookup table, input values). Shared by every implementation.
+[[nodiscard]] Status validate_quantize(const Scheme& s, std::span<const std::size_t> shape,
+                                       std::span<const float> data, std::span<const float> scales,
+                                       std::optional<float> global, Table table);
+
+// SPEC §5. `scales` are the raw scales (rounded up here); -0.0 is taken as +0.0.
+[[nodiscard]] Result<QTensor> quantize(const Scheme& s, std::span<const std::size_t> shape,
+                                       std::span<const float> data, std::span<const float> scales,
+                                       std::optional<float> global, Table table = std::nullopt);
+
+// SPEC §5: x' = fl(eff * decode(q)). Validates the tensor like parse does (scales, global,
+// table, codes), so any QTensor is safe to pass.
+[[nodiscard]] Result<std::vector<float>> dequantize(const QTensor& t, Table table = std::nullopt);
+
+// SPEC §6: codes to value storage bytes and back. unpack rejects non-canonical storage
+// (invalid-code); `storage` must be exactly layout.storage_bytes long.
+[[nodiscard]] Result<std::vector<std::uint8_t>> pack(const Scheme& s,
+                                                     std::span<const std::size_t> shape,
+                                                     std::span<const std::int32_t> codes);
+[[nodiscard]] Result<std::vector<std::int32_t>> unpack(const Scheme& s,
+                                                       std::span<const std::size_t> shape,
+                                                       std::span<const std::uint8_t> storage);
+
+// SPEC §7: [value storage][scales][global].
+[[nodiscard]] Result<std::vector<std::uint8_t>> serialize(const QTensor& t);
+// Untrusted bytes: exact length first, then stored scales, global, lookup table, codes.
+[[nodiscard]] Result<QTensor> parse(const Scheme& s, std::span<const std::size_t> shape,
+                                    std::span<const std::uint8_t> bytes, Table table = std::nullopt);
+
+enum class Calibration : std::uint8_t { minmax, absmean };
+
+// SPEC §8. Returns the raw scales (before round-up) and, for two-level, the global.
+[[nodiscard]] Result<QParams> calibrate(const Scheme& s, std::span<const std::size_t> shape,
+                                        std::span<const float> data, Calibration method);
+
+// Effective scale of SPEC §5 from a stored scale and optional global (0 becomes 0.1f).
+[[nodiscard]] float effective_scale(float stored, std::optional<float> global) noexcept;
+
+// Quantize one value y = fl(x / eff) to its code (integer, minifloat or table index).
+[[nodiscard]] std::int32_t quantize_value(float y, Value v, Mode m, Table table) noexcept;
+// Decode one code to the value multiplied by eff in dequantize.
+[[nodiscard]] float decode_value(std::int32_t code, Value v, Mode m, Table table) noexcept;
+
+}  // namespace qconform
