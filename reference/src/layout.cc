@@ -31,9 +31,12 @@ Result<Layout> make_layout(const Scheme& s, std::span<const std::size_t> shape,
   l.rank = shape.size();
   l.shape.assign(shape.begin(), shape.end());
   if (l.rank > kMaxRank) return overflow(shape, "rank " + std::to_string(l.rank) + " exceeds 8");
-  l.elements = 1;
+  // The true product: a zero extent makes every buffer empty, however large the others are.
+  bool empty = false;
+  for (std::size_t n : shape) empty = empty || n == 0;
+  l.elements = empty ? 0 : 1;
   for (std::size_t n : shape) {
-    if (!mul_ok(l.elements, n, l.elements)) return overflow(shape, "element count overflows size_t");
+    if (!empty && !mul_ok(l.elements, n, l.elements)) return overflow(shape, "element count overflows size_t");
   }
   std::size_t tmp;
   if (!mul_ok(l.elements, sizeof(float), tmp)) return overflow(shape, "float buffer size overflows size_t");
@@ -59,8 +62,9 @@ Result<Layout> make_layout(const Scheme& s, std::span<const std::size_t> shape,
     l.packed_axis = l.rank - 1 - static_cast<std::size_t>(s.store.dim);
     const std::size_t n = shape[l.packed_axis];
     l.storage_shape[l.packed_axis] = n / l.per_unit + (n % l.per_unit != 0);
-    l.storage_units = 1;
+    l.storage_units = empty ? 0 : 1;
     for (std::size_t n_i : l.storage_shape) {
+      if (empty) break;
       if (!mul_ok(l.storage_units, n_i, l.storage_units)) return overflow(shape, "storage size overflows size_t");
     }
   }
