@@ -113,7 +113,7 @@ std::string quantize(const Implementation& impl, const QuantizeCase& c) {
   const auto g = impl.quantize(c.scheme, c.shape, c.data, c.scales, c.global, c.table_span());
   if (auto d = compare_status("quantize", impl.name(), r, g); !d.empty()) return d;
   if (!r.ok()) return {};
-  if (auto d = compare_tensors(r.value(), g.value(), c); !d.empty()) return "quantize: " + d;
+  if (auto d = compare_tensors(r.value(), g.value(), c); !d.empty()) return impl.name() + " quantize: " + d;
   if (impl.supports(Op::serialize)) {
     const auto rb = ref().serialize(r.value());
     const auto gb = impl.serialize(g.value());
@@ -130,7 +130,8 @@ std::string dequantize(const Implementation& impl, const QuantizeCase& c) {
   const auto g = impl.dequantize(q.value(), c.table_span());
   if (auto d = compare_status("dequantize", impl.name(), r, g); !d.empty()) return d;
   if (!r.ok()) return {};
-  return compare_floats("dequantized", r.value(), g.value());
+  if (auto d = compare_floats("dequantized", r.value(), g.value()); !d.empty()) return impl.name() + " " + d;
+  return {};
 }
 
 std::string layout(const Implementation& impl, const QuantizeCase& c, std::size_t flip_at, std::uint8_t flip_mask) {

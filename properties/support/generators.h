@@ -188,8 +188,10 @@ inline rc::Gen<checks::QuantizeCase> quantize_case(CaseOptions opt = {}) {
     if (c.scheme.two_level()) {
       c.global = *rc::gen::weightedElement<float>({{6, 1.0f}, {3, 0x1p-10f}, {2, 3.0f}, {1, 0.0f}, {1, 0x1p-126f}});
     }
-    if (!opt.exact_counts && *rc::gen::weightedElement<bool>({{1, true}, {10, false}})) {
-      c.global = c.global ? std::nullopt : std::optional<float>(1.0f);
+    // The seed scenario (a two-level scheme without its global) gets a real share of the cases.
+    if (!opt.exact_counts && c.global && *rc::gen::weightedElement<bool>({{1, true}, {3, false}})) c.global.reset();
+    if (!opt.exact_counts && !c.scheme.two_level() && *rc::gen::weightedElement<bool>({{1, true}, {12, false}})) {
+      c.global = 1.0f;
     }
     if (c.scheme.mode == Mode::lookup) {
       std::vector<float> table;

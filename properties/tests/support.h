@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "generators.h"
+#include "properties.h"
 #include "qconform/implementation.h"
 
 namespace qconform::test {
@@ -25,12 +26,5 @@ inline const std::vector<std::unique_ptr<Implementation>>& under_test() {
   }();
   return impls;
 }
-
-// Fails the property with the check's report and the case in SPEC text form.
-#define QC_CHECK(report, case_text)                                              \
-  do {                                                                           \
-    const std::string qc_report_ = (report);                                     \
-    if (!qc_report_.empty()) RC_FAIL(qc_report_ + "\n  case: " + (case_text));   \
-  } while (0)
 
 }  // namespace qconform::test

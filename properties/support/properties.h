@@ -1,0 +1,81 @@
+// The property bodies, parameterized by the implementation under test, so that ctest, the
+// campaign and the mutant catalogue run exactly the same checks.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "generators.h"
+#include "qconform/implementation.h"
+
+namespace qconform::props {
+
+// Fails the property with the check's report and the case in SPEC text form.
+#define QC_CHECK(report, case_text)                                              \
+  do {                                                                           \
+    const std::string qc_report_ = (report);                                     \
+    if (!qc_report_.empty()) RC_FAIL(qc_report_ + "\n  case: " + (case_text));   \
+  } while (0)
+
+inline void quantize(const Implementation& impl) {
+  const auto c = *gen::quantize_case({.valid_scheme = false, .exact_counts = false});
+  RC_CLASSIFY(!validate_scheme(c.scheme).ok(), "invalid scheme");
+  RC_CLASSIFY(c.scheme.two_level(), "two-level");
+  QC_CHECK(checks::quantize(impl, c), checks::describe(c));
+}
+
+inline void dequantize(const Implementation& impl) {
+  const auto c = *gen::quantize_case();
+  QC_CHECK(checks::dequantize(impl, c), checks::describe(c));
+}
+
+inline void layout(const Implementation& impl) {
+  const auto c = *gen::quantize_case();
+  const auto at = *rc::gen::arbitrary<std::size_t>();
+  const auto mask = *rc::gen::inRange<int>(1, 256);
+  QC_CHECK(checks::layout(impl, c, at, static_cast<std::uint8_t>(mask)), checks::describe(c));
+}
+
+inline void calibrate(const Implementation& impl) {
+  const auto c = *gen::quantize_case({.valid_scheme = false, .exact_counts = false});
+  const auto method = *rc::gen::element(Calibration::minmax, Calibration::absmean);
+  QC_CHECK(checks::calibrate(impl, c, method), checks::describe(c));
+}
+
+inline void round_up(const Implementation& impl) {
+  const auto dtype = *gen::scale_dtype(true);
+  const float s = *rc::gen::oneOf(gen::hard_scale(dtype == ScaleDtype::ue8m0 ? ScaleDtype::f16 : dtype),
+                                  rc::gen::map(rc::gen::arbitrary<std::uint32_t>(), [](std::uint32_t b) {
+                                    return std::fabs(gen::from_bits(b));
+                                  }));
+  QC_CHECK(checks::round_up(impl, s, dtype), gen::hex_case(s));
+}
+
+inline void minifloat(const Implementation& impl) {
+  const Value v = *rc::gen::element(Value::e4m3, Value::e5m2, Value::e2m1);
+  const float x = *gen::hard_float(1.0f, v);
+  QC_CHECK(checks::minifloat(impl, x, v), gen::hex_case(x));
+}
+
+inline void error_contract(const Implementation& impl) {
+  const auto c = *gen::quantize_case({.valid_scheme = false, .exact_counts = false});
+  QC_CHECK(checks::error_contract(impl, c), checks::describe(c));
+}
+
+struct Property {
+  const char* name;
+  void (*body)(const Implementation&);
+};
+
+// The differential families, in the order the campaign runs them.
+inline const std::vector<Property>& differential() {
+  static const std::vector<Property> all{
+      {"quantize", &quantize},   {"dequantize", &dequantize}, {"layout", &layout},
+      {"calibrate", &calibrate}, {"round-up", &round_up},     {"minifloat", &minifloat},
+      {"error-contract", &error_contract},
+  };
+  return all;
+}
+
+}  // namespace qconform::props
