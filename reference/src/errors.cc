@@ -7,6 +7,7 @@ std::string_view to_string(ErrorKind kind) noexcept {
   for (const auto& [k, name] : kErrorKinds) {
     if (k == kind) return name;
   }
+  if (kind == ErrorKind::implementation_fault) return "implementation-fault";
   return "unknown-error";
 }
 

@@ -31,6 +31,8 @@ class Implementation {
   // Operations this implementation answers; checks skip the others (a plugin has two).
   [[nodiscard]] virtual unsigned ops() const { return static_cast<unsigned>(Op::all); }
   [[nodiscard]] bool supports(Op op) const { return (ops() & static_cast<unsigned>(op)) != 0; }
+  // Whether lookup tables can be passed (the plugin ABI has none).
+  [[nodiscard]] virtual bool lookup_tables() const { return true; }
 
   [[nodiscard]] virtual Result<QTensor> quantize(const Scheme& s, std::span<const std::size_t> shape,
                                                  std::span<const float> data, std::span<const float> scales,

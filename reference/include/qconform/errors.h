@@ -46,6 +46,9 @@ enum class ErrorKind : std::uint8_t {
 #define QCONFORM_X(id, name) id,
   QCONFORM_ERROR_KINDS(QCONFORM_X)
 #undef QCONFORM_X
+  // Not a SPEC kind and never returned by the reference: an implementation under test (a
+  // plugin) crashed, timed out, wrote past its buffer or answered inconsistently.
+  implementation_fault = 255,
 };
 
 inline constexpr std::pair<ErrorKind, std::string_view> kErrorKinds[] = {

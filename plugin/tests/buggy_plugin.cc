@@ -1,0 +1,64 @@
+// Plugins with realistic bugs for the loader tests, one per QCONFORM_BUG value:
+// 1 crashes on 4-bit values, 2 writes one byte past out_capacity, 3 rounds ties to even,
+// 4 hangs, 5 reports a kind that does not exist.
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "qconform/plugin.h"
+#include "qconform/reference.h"
+
+namespace {
+
+int fail(qconform_result* result, const char* kind) {
+  std::strncpy(result->error_kind, kind, sizeof result->error_kind - 1);
+  result->size = 0;
+  return 1;
+}
+
+int buggy_quantize(const char* scheme, const size_t* shape, size_t rank, const float* input, size_t count,
+                   const float* scales, size_t scale_count, const float* global, uint8_t* out, size_t out_capacity,
+                   qconform_result* result) {
+  const auto s = qconform::parse_scheme(scheme);
+  if (!s.ok()) return fail(result, "invalid-scheme");
+  if (QCONFORM_BUG == 1 && qconform::info(s->value).bits == 4) {
+    volatile int* p = nullptr;
+    *p = 1;  // a crash
+  }
+  if (QCONFORM_BUG == 4) {
+    while (true) {
+    }
+  }
+  const std::vector<std::size_t> dims(shape, shape + rank);
+  auto t = qconform::quantize(s.value(), dims, {input, count}, {scales, scale_count},
+                              global ? std::optional<float>(*global) : std::nullopt);
+  if (!t.ok()) return fail(result, QCONFORM_BUG == 5 ? "something-went-wrong" : std::string(qconform::to_string(t.kind())).c_str());
+  if (QCONFORM_BUG == 3 && !qconform::info(s->value).minifloat) {
+    // Round half to even where the reference rounded half away (a real AVX2 shortcut).
+    const auto l = qconform::make_layout(s.value(), dims).value();
+    for (std::size_t i = 0; i < count; ++i) {
+      const float eff = qconform::effective_scale(t.value().scales[qconform::block_of(l, i)], t.value().global);
+      const float y = input[i] / eff;
+      if (std::fabs(y - std::trunc(y)) == 0.5f && std::fabs(y) < 100.0f) t.value().codes[i] = static_cast<std::int32_t>(std::nearbyint(y));
+    }
+  }
+  const auto bytes = qconform::serialize(t.value());
+  if (!bytes.ok()) return fail(result, std::string(qconform::to_string(bytes.kind())).c_str());
+  if (bytes->size() > out_capacity) return -1;
+  std::memcpy(out, bytes->data(), bytes->size());
+  if (QCONFORM_BUG == 2) out[out_capacity] = 0xFF;  // one past the end
+  result->size = bytes->size();
+  result->error_kind[0] = '\0';
+  return 0;
+}
+
+int buggy_dequantize(const char*, const size_t*, size_t, const uint8_t*, size_t, float*, size_t, qconform_result* result) {
+  return fail(result, "invalid-code");
+}
+
+const qconform_plugin kPlugin = {QCONFORM_PLUGIN_ABI_VERSION, "buggy", &buggy_quantize, &buggy_dequantize};
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const qconform_plugin* qconform_plugin_v1(void) { return &kPlugin; }
