@@ -12,6 +12,7 @@ std::string_view to_string(ErrorKind kind) noexcept {
 }
 
 std::optional<ErrorKind> error_kind_from_string(std::string_view name) noexcept {
+  if (name == "implementation-fault") return ErrorKind::implementation_fault;
   for (const auto& [k, n] : kErrorKinds) {
     if (n == name) return k;
   }

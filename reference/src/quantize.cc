@@ -162,7 +162,8 @@ std::int32_t nearest_index(float y, std::span<const float> table) {
 template <class Fn>
 void for_each_line(const Layout& l, Fn&& fn) {
   // fn(first element index, element stride, unit index of the line's first unit, unit stride, n)
-  if (l.per_unit == 1 || l.rank == 0) return;
+  // An empty tensor has no lines, however large its other extents (no SIZE_MAX-long loops).
+  if (l.per_unit == 1 || l.rank == 0 || l.elements == 0) return;
   std::size_t outer = 1, inner = 1;
   for (std::size_t i = 0; i < l.packed_axis; ++i) outer *= l.shape[i];
   for (std::size_t i = l.packed_axis + 1; i < l.rank; ++i) inner *= l.shape[i];
@@ -267,14 +268,12 @@ std::vector<std::uint8_t> serialize_unchecked(const QTensor& t, const Layout& l)
   return out;
 }
 
-}  // namespace
-
-float effective_scale(float stored, std::optional<float> global) noexcept {
+float eff_of(float stored, std::optional<float> global) {
   const float eff = global ? *global * stored : stored;
   return eff == 0.0f ? 0.1f : eff;  // burn's valid_scale
 }
 
-std::int32_t quantize_value(float y, Value v, Mode m, Table table) noexcept {
+std::int32_t code_of(float y, Value v, Mode m, Table table) {
   if (m == Mode::lookup) return table && !table->empty() && !std::isnan(y) ? nearest_index(y, *table) : 0;
   const ValueInfo& vi = info(v);
   if (vi.minifloat) return encode_minifloat(y, v);
@@ -284,13 +283,32 @@ std::int32_t quantize_value(float y, Value v, Mode m, Table table) noexcept {
   return static_cast<std::int32_t>(round_half_away(y));
 }
 
-float decode_value(std::int32_t code, Value v, Mode m, Table table) noexcept {
+float value_of(std::int32_t code, Value v, Mode m, Table table) {
   if (m == Mode::lookup) {
     return table && code >= 0 && static_cast<std::size_t>(code) < table->size() ? (*table)[static_cast<std::size_t>(code)]
                                                                                  : std::numeric_limits<float>::quiet_NaN();
   }
   if (info(v).minifloat) return decode_minifloat(static_cast<std::uint8_t>(code), v);
   return static_cast<float>(code);
+}
+
+}  // namespace
+
+// The public per-element helpers run under the default environment like every entry point;
+// the loops below call the unguarded forms inside one guard per call.
+float effective_scale(float stored, std::optional<float> global) noexcept {
+  detail::FpEnvGuard guard;
+  return eff_of(stored, global);
+}
+
+std::int32_t quantize_value(float y, Value v, Mode m, Table table) noexcept {
+  detail::FpEnvGuard guard;
+  return code_of(y, v, m, table);
+}
+
+float decode_value(std::int32_t code, Value v, Mode m, Table table) noexcept {
+  detail::FpEnvGuard guard;
+  return value_of(code, v, m, table);
 }
 
 Status validate_quantize(const Scheme& s, std::span<const std::size_t> shape, std::span<const float> data,
@@ -333,12 +351,12 @@ Result<QTensor> quantize(const Scheme& s, std::span<const std::size_t> shape, st
   std::vector<float> eff(scales.size());
   for (std::size_t k = 0; k < scales.size(); ++k) {
     t.scales[k] = round_up_scale(unsign_zero(scales[k]), s.scale_dtype()).value();
-    eff[k] = effective_scale(t.scales[k], t.global);
+    eff[k] = eff_of(t.scales[k], t.global);
   }
   t.codes.resize(data.size());
   for (std::size_t i = 0; i < data.size(); ++i) {
     const float y = data[i] / eff[block_of(l, i)];  // a true division, never x * (1/eff)
-    t.codes[i] = quantize_value(y, s.value, s.mode, table);
+    t.codes[i] = code_of(y, s.value, s.mode, table);
   }
   return t;
 }
@@ -349,8 +367,8 @@ Result<std::vector<float>> dequantize(const QTensor& t, Table table) {
   if (!l.ok()) return l.error();
   std::vector<float> out(t.codes.size());
   for (std::size_t i = 0; i < out.size(); ++i) {
-    const float eff = effective_scale(t.scales[block_of(*l, i)], t.global);
-    out[i] = eff * decode_value(t.codes[i], t.scheme.value, t.scheme.mode, table);
+    const float eff = eff_of(t.scales[block_of(*l, i)], t.global);
+    out[i] = eff * value_of(t.codes[i], t.scheme.value, t.scheme.mode, table);
   }
   return out;
 }
