@@ -246,7 +246,7 @@ Report run(const Options& o, std::ostream& progress_os) {
     for (std::size_t k = 0; k < families.size(); ++k) {
       const auto& prop = families[k];
       const double share = prop_share / static_cast<double>(families.size());
-      const auto fr = run_family(prop, impl, rep.seed + k * 7919 + idx * 104729, o.self_test ? 0.0 : share, 100);
+      const auto fr = run_family(prop, impl, rep.seed + k * 7919 + idx * 104729, share, 100);
       ++row.checks;
       row.cases += fr.cases;
       kill.cases += fr.failed ? fr.cases_to_failure : fr.cases;

@@ -43,7 +43,7 @@ inline rc::Gen<Scheme> any_scheme() {
     s.store = store == 0 ? Store{StoreKind::native, 0}
               : store == 1 ? Store{StoreKind::packed_u32, dim} : Store{StoreKind::packed_native, dim};
     s.mode = *rc::gen::weightedElement<Mode>({{6, Mode::symmetric}, {1, Mode::lookup}});
-    const int levels = *rc::gen::weightedElement<int>({{2, 0}, {3, 1}, {4, 2}, {2, 3}});
+    const int levels = *rc::gen::weightedElement<int>({{2, 0}, {3, 1}, {3, 2}, {3, 3}});
     if (levels == 1 || levels == 3) {
       BlockLevel b;
       const std::size_t ndims = *rc::gen::weightedElement<std::size_t>({{8, 1}, {4, 2}, {1, 3}, {1, 6}});
@@ -189,7 +189,7 @@ inline rc::Gen<checks::QuantizeCase> quantize_case(CaseOptions opt = {}) {
       c.global = *rc::gen::weightedElement<float>({{6, 1.0f}, {3, 0x1p-10f}, {2, 3.0f}, {1, 0.0f}, {1, 0x1p-126f}});
     }
     // The seed scenario (a two-level scheme without its global) gets a real share of the cases.
-    if (!opt.exact_counts && c.global && *rc::gen::weightedElement<bool>({{1, true}, {3, false}})) c.global.reset();
+    if (!opt.exact_counts && c.global && *rc::gen::weightedElement<bool>({{1, true}, {2, false}})) c.global.reset();
     if (!opt.exact_counts && !c.scheme.two_level() && *rc::gen::weightedElement<bool>({{1, true}, {12, false}})) {
       c.global = 1.0f;
     }

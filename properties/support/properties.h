@@ -45,8 +45,17 @@ inline void layout(const Implementation& impl) {
 }
 
 inline void calibrate(const Implementation& impl) {
-  const auto c = *gen::quantize_case({.valid_scheme = false, .exact_counts = false});
+  auto c = *gen::quantize_case({.valid_scheme = false, .exact_counts = false});
   const auto method = *rc::gen::element(Calibration::minmax, Calibration::absmean);
+  // One case in three: a large magnitude among tiny ones, where a float running sum drops the
+  // tiny terms and only an exactly computed mean is right (SPEC §8, order-independence).
+  if (*rc::gen::weightedElement<bool>({{1, true}, {2, false}})) {
+    const float big = std::ldexp(1.0f, *rc::gen::inRange(-20, 21));
+    for (std::size_t i = 0; i < c.data.size(); ++i) {
+      c.data[i] = i % 4 == 0 ? big : std::ldexp(static_cast<float>(*rc::gen::inRange(1, 200)), -30) * big;
+    }
+    RC_TAG("cancellation");
+  }
   QC_CHECK(checks::calibrate(impl, c, method), checks::describe(c));
 }
 
