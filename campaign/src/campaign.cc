@@ -299,7 +299,7 @@ void print(const Report& r, std::ostream& out) {
   if (!r.kills.empty()) {
     out << "\nmutant kill table\n";
     for (const auto& k : r.kills) {
-      out << "  " << std::left << std::setw(40) << k.mutant << std::setw(16) << k.killed_by << std::right << std::setw(6)
+      out << "  " << std::left << std::setw(46) << k.mutant << ' ' << std::setw(16) << k.killed_by << std::right << std::setw(6)
           << k.cases << " cases  " << k.description << "\n";
     }
   }
@@ -309,7 +309,9 @@ void print(const Report& r, std::ostream& out) {
     if (!f.file.empty()) out << "  reproducer written to " << f.file << "\n";
   }
   for (const auto& n : r.notes) out << "\nnote: " << n << "\n";
-  out << "\n" << (r.exit_code == 0 ? "CONFORMANT" : r.exit_code == 1 ? "NONCONFORMANT" : "USAGE ERROR") << " ("
+  const char* verdict = !r.kills.empty() ? (r.exit_code == 0 ? "SELF-TEST PASSED: every mutant killed" : "SELF-TEST FAILED: a mutant survived")
+                        : r.exit_code == 0 ? "CONFORMANT" : r.exit_code == 1 ? "NONCONFORMANT" : "USAGE ERROR";
+  out << "\n" << verdict << " ("
       << std::fixed << std::setprecision(1) << r.seconds << "s)\n";
 }
 

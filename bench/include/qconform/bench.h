@@ -1,0 +1,17 @@
+// qconform benchmarks: the reference, the optimized implementation on every supported target and a
+// bandwidth ceiling, in one run, so every figure is also a ratio to the ceiling and the reference.
+#pragma once
+
+#include <string_view>
+
+namespace qconform::bench {
+
+// Runs the cases whose name "<case>/<size>/<impl>" matches the regex `filter` (empty: all) and
+// prints a table, or with `json` a JSON array with one object per case, size and implementation:
+// case, bytes (f32 side), impl, target, ns_per_element, gb_per_s (f32 bytes per second),
+// ratio_to_ceiling (ceiling time / this time) and ratio_to_reference (reference time / this time).
+// Small sizes run for at least `min_time_seconds`; the DRAM size runs a fixed few iterations.
+// Returns 0, or 1 when nothing matched or a run failed.
+int run(bool json, double min_time_seconds, std::string_view filter);
+
+}  // namespace qconform::bench

@@ -1,0 +1,370 @@
+// The benchmark registry and runner behind `qconform_benchmarks` and `qconform bench`.
+//
+// One table lists the cases; each runs at three sizes of f32 data (L1, L2, DRAM) for the
+// reference, the optimized implementation on every target this CPU supports, and a bandwidth
+// ceiling that moves the same bytes with no arithmetic: read 4 bytes and write 1 per element for
+// the quantize cases, read 1 and write 4 for the dequantize cases (the mirror image, since a
+// dequantizer writes what a quantizer reads). Every row is reported with its ratio to the
+// ceiling and to the reference measured in the same run.
+//
+// What is timed is what a user ships: quantize to serialized bytes (quantize_into,
+// calibrate_quantize_into) and dequantize from serialized bytes (dequantize_from), into buffers
+// allocated and touched beforehand. The reference has no such entry points; its row is the
+// composition quantize + serialize (or parse + dequantize), allocations included.
+#include "qconform/bench.h"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qconform/optimized.h"
+#include "qconform/reference.h"
+
+namespace qconform::bench {
+namespace {
+
+namespace opt = qconform::optimized;
+
+enum class Op : std::uint8_t { calibrate_quantize, quantize, dequantize };
+
+struct CaseDef {
+  const char* name;
+  const char* scheme;
+  Op op;
+};
+
+// The cases of issue 3: name, scheme, operation. Adding a case is one line.
+#define QCONFORM_BENCH_CASES(X)                                                                    \
+  X("calq-q8s-b32-f16", "value=q8s,block=32:f16", calibrate_quantize) /* what ggml's Q8_0 does */   \
+  X("quant-q8s-tensor", "value=q8s", quantize)                                                     \
+  X("quant-q4s-2lvl-b32", "value=q4s,store=packed_u32:0,block=32:ue4m3,tensor=f32", quantize)      \
+  X("quant-nvfp4", "nvfp4", quantize)                                                              \
+  X("quant-e4m3-tensor", "value=e4m3", quantize)                                                   \
+  X("deq-q8s-b32-f16", "value=q8s,block=32:f16", dequantize)                                       \
+  X("deq-q8s-tensor", "value=q8s", dequantize)                                                     \
+  X("deq-q4s-2lvl-b32", "value=q4s,store=packed_u32:0,block=32:ue4m3,tensor=f32", dequantize)      \
+  X("deq-nvfp4", "nvfp4", dequantize)                                                              \
+  X("deq-e4m3-tensor", "value=e4m3", dequantize)
+
+constexpr CaseDef kCases[] = {
+#define QCONFORM_X(name, scheme, op) {name, scheme, Op::op},
+    QCONFORM_BENCH_CASES(QCONFORM_X)
+#undef QCONFORM_X
+};
+
+struct SizeDef {
+  const char* label;
+  std::size_t bytes;  // of f32 data
+  bool dram;
+};
+constexpr SizeDef kSizes[] = {{"16KiB", std::size_t{16} << 10, false},
+                              {"512KiB", std::size_t{512} << 10, false},
+                              {"256MiB", std::size_t{256} << 20, true}};
+constexpr std::size_t kRow = 4096;  // last extent of every benchmark tensor
+
+enum class ImplKind : std::uint8_t { ceiling, reference, optimized };
+
+struct Row {
+  std::size_t c = 0, z = 0;
+  ImplKind kind = ImplKind::reference;
+  std::int64_t target = 0;
+  std::string impl, target_name, name;
+  std::optional<double> seconds;  // per iteration
+  std::string error;
+};
+
+// Data of one size, and the prepared inputs of one case at that size; rebuilt when the running
+// benchmark moves on (benchmarks run in registration order: size, then case, then impl).
+struct Prepared {
+  std::size_t c = SIZE_MAX, z = SIZE_MAX;
+  Scheme scheme;
+  Shape shape;
+  std::vector<float> scales;
+  std::optional<float> global;
+  std::vector<std::uint8_t> bytes;  // the serialized tensor (dequantize input)
+  std::vector<std::uint8_t> out;    // quantize output, touched
+  std::string error;
+};
+
+struct SizeData {
+  std::size_t z = SIZE_MAX;
+  std::vector<float> input;
+  std::vector<std::uint8_t> u8;   // ceiling buffers, touched
+  std::vector<float> f32;         // dequantize output and ceiling buffer, touched
+};
+
+SizeData g_size;
+Prepared g_prep;
+
+// Deterministic, roughly Gaussian data with a few outliers, like activations.
+void fill_input(std::vector<float>& v) {
+  std::uint64_t s = 0x9E3779B97F4A7C15ull;
+  auto next = [&s] {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return static_cast<float>(static_cast<double>(s >> 40) * 0x1p-24);  // [0, 1)
+  };
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const float g = (next() + next() + next() + next() - 2.0f) * 1.7f;
+    v[i] = (i % 997 == 0) ? g * 8.0f : g;
+  }
+}
+
+SizeData& size_data(std::size_t z) {
+  if (g_size.z != z) {
+    g_size = SizeData{};
+    const std::size_t n = kSizes[z].bytes / sizeof(float);
+    g_size.input.resize(n);
+    fill_input(g_size.input);
+    g_size.u8.assign(n, 1);
+    g_size.f32.assign(n, 1.0f);
+    g_size.z = z;
+  }
+  return g_size;
+}
+
+Prepared& prepare(std::size_t c, std::size_t z) {
+  SizeData& d = size_data(z);
+  if (g_prep.c == c && g_prep.z == z) return g_prep;
+  g_prep = Prepared{};
+  g_prep.c = c;
+  g_prep.z = z;
+  Result<Scheme> s = parse_scheme(kCases[c].scheme);
+  if (!s.ok()) {
+    g_prep.error = s.error().message;
+    return g_prep;
+  }
+  g_prep.scheme = s.value();
+  const std::size_t n = d.input.size();
+  g_prep.shape = {n / kRow, kRow};
+  Result<QParams> p = opt::calibrate(g_prep.scheme, g_prep.shape, d.input, Calibration::minmax);
+  Result<Layout> l = make_layout(g_prep.scheme, g_prep.shape, n);
+  if (!p.ok() || !l.ok()) {
+    g_prep.error = !p.ok() ? p.error().message : l.error().message;
+    return g_prep;
+  }
+  g_prep.scales = p->scales;
+  g_prep.global = p->global;
+  g_prep.out.assign(l->total_bytes, 1);
+  g_prep.bytes.assign(l->total_bytes, 0);
+  const Status st = opt::quantize_into(g_prep.scheme, g_prep.shape, d.input, g_prep.scales, g_prep.global, g_prep.bytes);
+  if (!st.ok()) g_prep.error = st.error().message;
+  return g_prep;
+}
+
+void run_one(benchmark::State& state, const Row& row) {
+  SizeData& d = size_data(row.z);
+  Prepared& p = prepare(row.c, row.z);
+  if (!p.error.empty()) {
+    state.SkipWithError(p.error.c_str());
+    return;
+  }
+  const Op op = kCases[row.c].op;
+  switch (row.kind) {
+    case ImplKind::ceiling:
+      for (auto _ : state) {
+        if (op == Op::dequantize) {
+          opt::ceiling_1to4(d.u8, d.f32);
+          benchmark::DoNotOptimize(d.f32.data());
+        } else {
+          opt::ceiling_4to1(d.input, d.u8);
+          benchmark::DoNotOptimize(d.u8.data());
+        }
+        benchmark::ClobberMemory();
+      }
+      break;
+    case ImplKind::reference:
+      for (auto _ : state) {
+        if (op == Op::dequantize) {
+          Result<QTensor> t = parse(p.scheme, p.shape, p.bytes);
+          Result<std::vector<float>> v = dequantize(t.value());
+          benchmark::DoNotOptimize(v.value().data());
+        } else {
+          std::vector<float> scales = p.scales;
+          std::optional<float> global = p.global;
+          if (op == Op::calibrate_quantize) {
+            QParams q = calibrate(p.scheme, p.shape, d.input, Calibration::minmax).value();
+            scales = std::move(q.scales);
+            global = q.global;
+          }
+          Result<QTensor> t = quantize(p.scheme, p.shape, d.input, scales, global);
+          Result<std::vector<std::uint8_t>> b = serialize(t.value());
+          benchmark::DoNotOptimize(b.value().data());
+        }
+        benchmark::ClobberMemory();
+      }
+      break;
+    case ImplKind::optimized: {
+      auto once = [&]() -> Status {
+        switch (op) {
+          case Op::calibrate_quantize:
+            return opt::calibrate_quantize_into(p.scheme, p.shape, d.input, Calibration::minmax, p.out, row.target);
+          case Op::quantize:
+            return opt::quantize_into(p.scheme, p.shape, d.input, p.scales, p.global, p.out, std::nullopt, row.target);
+          case Op::dequantize:
+            return opt::dequantize_from(p.scheme, p.shape, p.bytes, d.f32, std::nullopt, row.target);
+        }
+        return {};
+      };
+      if (const Status st = once(); !st.ok()) {
+        state.SkipWithError(st.error().message.c_str());
+        return;
+      }
+      for (auto _ : state) {
+        benchmark::DoNotOptimize(once().ok());
+        benchmark::ClobberMemory();
+      }
+      break;
+    }
+  }
+}
+
+class Collector : public benchmark::BenchmarkReporter {
+ public:
+  explicit Collector(std::map<std::string, Row*>& rows) : rows_(rows) {}
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      auto it = rows_.find(r.run_name.function_name);
+      if (it == rows_.end() || r.run_type != Run::RT_Iteration) continue;
+      Row& row = *it->second;
+      if (r.error_occurred) {
+        row.error = r.error_message;
+      } else if (r.iterations > 0) {
+        row.seconds = r.real_accumulated_time / static_cast<double>(r.iterations);
+      }
+      std::fprintf(stderr, "  %-44s %s\n", row.name.c_str(),
+                   row.seconds ? (std::to_string(*row.seconds * 1e9 / elements(row)) + " ns/element").c_str()
+                               : ("error: " + row.error).c_str());
+    }
+  }
+  static double elements(const Row& row) { return static_cast<double>(kSizes[row.z].bytes / sizeof(float)); }
+
+ private:
+  std::map<std::string, Row*>& rows_;
+};
+
+std::string json_number(std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", *v);
+  return buf;
+}
+
+}  // namespace
+
+int run(bool json, double min_time_seconds, std::string_view filter) {
+  static bool initialized = false;
+  if (!initialized) {
+    int argc = 1;
+    char arg0[] = "qconform_bench";
+    char* argv[] = {arg0, nullptr};
+    benchmark::Initialize(&argc, argv);
+    initialized = true;
+  }
+  benchmark::ClearRegisteredBenchmarks();
+  std::vector<std::unique_ptr<Row>> rows;
+  std::map<std::string, Row*> by_name;
+  std::vector<opt::Target> targets;
+  for (const opt::Target& t : opt::targets()) {
+    if (t.supported) targets.push_back(t);
+  }
+  for (std::size_t z = 0; z < std::size(kSizes); ++z) {
+    for (std::size_t c = 0; c < std::size(kCases); ++c) {
+      auto add = [&](ImplKind kind, std::int64_t target, std::string impl, std::string tname) {
+        auto row = std::make_unique<Row>();
+        row->c = c;
+        row->z = z;
+        row->kind = kind;
+        row->target = target;
+        row->impl = std::move(impl);
+        row->target_name = std::move(tname);
+        row->name = std::string(kCases[c].name) + "/" + kSizes[z].label + "/" + row->impl +
+                    (row->target_name.empty() ? "" : ":" + row->target_name);
+        const Row* r = row.get();
+        benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(row->name.c_str(), [r](benchmark::State& st) { run_one(st, *r); });
+        b->UseRealTime()->Unit(benchmark::kNanosecond);
+        if (kSizes[z].dram) {
+          b->Iterations(kind == ImplKind::reference ? 1 : 4);
+        } else {
+          b->MinTime(min_time_seconds);
+        }
+        by_name[row->name] = row.get();
+        rows.push_back(std::move(row));
+      };
+      add(ImplKind::ceiling, 0, "ceiling", opt::target_name(opt::best_target()));
+      add(ImplKind::reference, 0, "reference", "");
+      for (const opt::Target& t : targets) add(ImplKind::optimized, t.bits, "optimized", t.name);
+    }
+  }
+  Collector collector(by_name);
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks(&collector, filter.empty() ? std::string("all") : std::string(filter));
+  g_prep = Prepared{};
+  g_size = SizeData{};
+  if (ran == 0) {
+    std::fprintf(stderr, "qconform bench: no benchmark matches '%.*s'\n", static_cast<int>(filter.size()), filter.data());
+    return 1;
+  }
+
+  // Ratios within the run: the ceiling and the reference of the same case and size.
+  auto find = [&](std::size_t c, std::size_t z, ImplKind kind) -> std::optional<double> {
+    for (const auto& r : rows) {
+      if (r->c == c && r->z == z && r->kind == kind) return r->seconds;
+    }
+    return std::nullopt;
+  };
+  bool failed = false;
+  if (json) std::printf("[\n");
+  else {
+    std::printf("%-20s %-7s %-10s %-8s %12s %9s %10s %11s\n", "case", "size", "impl", "target", "ns/element", "GB/s",
+                "x ceiling", "x reference");
+  }
+  bool first = true;
+  for (const auto& r : rows) {
+    if (!r->seconds && r->error.empty()) continue;  // filtered out
+    failed = failed || !r->error.empty();
+    const double n = static_cast<double>(kSizes[r->z].bytes / sizeof(float));
+    std::optional<double> ns, gbs, to_ceiling, to_reference;
+    if (r->seconds && *r->seconds > 0) {
+      ns = *r->seconds * 1e9 / n;
+      gbs = static_cast<double>(kSizes[r->z].bytes) / *r->seconds / 1e9;
+      if (const auto ce = find(r->c, r->z, ImplKind::ceiling)) to_ceiling = *ce / *r->seconds;
+      if (const auto re = find(r->c, r->z, ImplKind::reference)) to_reference = *re / *r->seconds;
+    }
+    if (json) {
+      std::printf("%s  {\"case\": \"%s\", \"bytes\": %zu, \"impl\": \"%s\", \"target\": %s, \"ns_per_element\": %s, "
+                  "\"gb_per_s\": %s, \"ratio_to_ceiling\": %s, \"ratio_to_reference\": %s%s}",
+                  first ? "" : ",\n", kCases[r->c].name, kSizes[r->z].bytes, r->impl.c_str(),
+                  r->target_name.empty() ? "null" : ("\"" + r->target_name + "\"").c_str(), json_number(ns).c_str(),
+                  json_number(gbs).c_str(), json_number(to_ceiling).c_str(), json_number(to_reference).c_str(),
+                  r->error.empty() ? "" : (", \"error\": \"" + r->error + "\"").c_str());
+      first = false;
+    } else {
+      auto f = [](std::optional<double> v, const char* fmt) {
+        char buf[32];
+        if (!v) return std::string("-");
+        std::snprintf(buf, sizeof buf, fmt, *v);
+        return std::string(buf);
+      };
+      std::printf("%-20s %-7s %-10s %-8s %12s %9s %10s %11s%s\n", kCases[r->c].name, kSizes[r->z].label, r->impl.c_str(),
+                  r->target_name.empty() ? "-" : r->target_name.c_str(), f(ns, "%.4f").c_str(), f(gbs, "%.2f").c_str(),
+                  f(to_ceiling, "%.3f").c_str(), f(to_reference, "%.1f").c_str(),
+                  r->error.empty() ? "" : ("  error: " + r->error).c_str());
+    }
+  }
+  if (json) std::printf("\n]\n");
+  benchmark::ClearRegisteredBenchmarks();
+  return failed ? 1 : 0;
+}
+
+}  // namespace qconform::bench

@@ -1,0 +1,82 @@
+// The implementations the CLI can drive (`--impl NAME`, `qconform targets`), one table row each.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qconform/reference.h"
+
+namespace qconform::cli {
+
+// The operations of SPEC §9 that the CLI exposes, with the reference's signatures plus the
+// trailing `target` of qconform/optimized.h (0: the implementation's default), so a SIMD
+// implementation's functions fit a row as they are.
+struct Ops {
+  Result<QTensor> (*quantize)(const Scheme&, std::span<const std::size_t>, std::span<const float>,
+                              std::span<const float>, std::optional<float>, Table, std::int64_t);
+  Result<std::vector<float>> (*dequantize)(const QTensor&, Table, std::int64_t);
+  Result<QParams> (*calibrate)(const Scheme&, std::span<const std::size_t>,
+                               std::span<const float>, Calibration, std::int64_t);
+  Result<std::vector<std::uint8_t>> (*serialize)(const QTensor&, std::int64_t);
+  Result<QTensor> (*parse)(const Scheme&, std::span<const std::size_t>,
+                           std::span<const std::uint8_t>, Table, std::int64_t);
+};
+
+// One selectable target of a backend: `--impl backend:name` runs it.
+struct Variant {
+  std::string name;
+  std::int64_t target;
+};
+
+// One row of the registry. `variants` lists the targets this CPU supports (null: none); the
+// backend itself is always selectable by its bare name, with target 0.
+struct Backend {
+  std::string_view name;
+  std::vector<Variant> (*variants)();
+  Ops ops;
+};
+
+// A resolved `--impl`: the backend's operations bound to one target.
+struct Impl {
+  std::string name;
+  std::int64_t target = 0;
+  const Ops* ops = nullptr;
+
+  [[nodiscard]] Result<QTensor> quantize(const Scheme& s, std::span<const std::size_t> shape,
+                                         std::span<const float> data,
+                                         std::span<const float> scales,
+                                         std::optional<float> global, Table table) const {
+    return ops->quantize(s, shape, data, scales, global, table, target);
+  }
+  [[nodiscard]] Result<std::vector<float>> dequantize(const QTensor& t, Table table) const {
+    return ops->dequantize(t, table, target);
+  }
+  [[nodiscard]] Result<QParams> calibrate(const Scheme& s, std::span<const std::size_t> shape,
+                                          std::span<const float> data, Calibration m) const {
+    return ops->calibrate(s, shape, data, m, target);
+  }
+  [[nodiscard]] Result<std::vector<std::uint8_t>> serialize(const QTensor& t) const {
+    return ops->serialize(t, target);
+  }
+  [[nodiscard]] Result<QTensor> parse(const Scheme& s, std::span<const std::size_t> shape,
+                                      std::span<const std::uint8_t> bytes, Table table) const {
+    return ops->parse(s, shape, bytes, table, target);
+  }
+};
+
+// Every implementation selectable on this machine, the reference first: each backend by its
+// bare name, then `backend:variant` for each supported variant.
+[[nodiscard]] std::vector<Impl> impls();
+
+// The implementation called `name`, if it is selectable here.
+[[nodiscard]] std::optional<Impl> find_impl(std::string_view name);
+
+// "reference, optimized, ..." for messages.
+[[nodiscard]] std::string known_impls();
+
+}  // namespace qconform::cli

@@ -1,0 +1,90 @@
+// qconform::optimized: the SIMD quantizer (Highway, runtime dispatch) that must give the reference's
+// bits and error kinds on every input, every target and every caller floating-point environment.
+//
+// Every operation mirrors the reference's signature (qconform/reference.h) plus a trailing
+// `target`: 0 runs the best target this CPU supports; any other value must be the `bits` of an
+// entry of targets() with `supported == true` (look names up with find_target). Passing a target
+// that is not compiled in or not supported is a programming error: the call prints a message and
+// aborts rather than execute instructions the CPU lacks. Errors of the input itself are never
+// reported that way: they come back as the same qconform::Error the reference returns (on any
+// failed check the optimized path hands the call to the reference, so kinds and messages agree).
+// No SIMD type appears here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qconform/reference.h"
+
+namespace qconform::optimized {
+
+struct Target {
+  std::int64_t bits;  // Highway's HWY_* target bit
+  std::string name;   // lower case: "avx3_dl", "avx3", "avx2", "sse4", "ssse3", "emu128" or "scalar"
+  bool supported;     // this CPU can run it
+};
+
+// Every target compiled in, best first, with whether this CPU supports it.
+[[nodiscard]] std::vector<Target> targets();
+// The bits of the compiled-in target called `name` (case-insensitive) if this CPU supports it.
+[[nodiscard]] std::optional<std::int64_t> find_target(std::string_view name);
+// The target that `target` = 0 selects.
+[[nodiscard]] std::int64_t best_target();
+// Name of a compiled-in target bit ("unknown" otherwise).
+[[nodiscard]] std::string target_name(std::int64_t bits);
+// The HWY_TARGET the per-target code reports when reached through dispatch for `target`; equal to
+// the resolved target bits when dispatch works (the tests require it for every target).
+[[nodiscard]] std::int64_t dispatched_target(std::int64_t target = 0);
+
+// The reference's operations (SPEC §5-§8), same results.
+[[nodiscard]] Result<QTensor> quantize(const Scheme& s, std::span<const std::size_t> shape,
+                                       std::span<const float> data, std::span<const float> scales,
+                                       std::optional<float> global, Table table = std::nullopt,
+                                       std::int64_t target = 0);
+[[nodiscard]] Result<std::vector<float>> dequantize(const QTensor& t, Table table = std::nullopt,
+                                                    std::int64_t target = 0);
+[[nodiscard]] Result<QParams> calibrate(const Scheme& s, std::span<const std::size_t> shape,
+                                        std::span<const float> data, Calibration method,
+                                        std::int64_t target = 0);
+[[nodiscard]] Result<std::vector<std::uint8_t>> pack(const Scheme& s, std::span<const std::size_t> shape,
+                                                     std::span<const std::int32_t> codes,
+                                                     std::int64_t target = 0);
+[[nodiscard]] Result<std::vector<std::int32_t>> unpack(const Scheme& s, std::span<const std::size_t> shape,
+                                                       std::span<const std::uint8_t> storage,
+                                                       std::int64_t target = 0);
+[[nodiscard]] Result<std::vector<std::uint8_t>> serialize(const QTensor& t, std::int64_t target = 0);
+[[nodiscard]] Result<QTensor> parse(const Scheme& s, std::span<const std::size_t> shape,
+                                    std::span<const std::uint8_t> bytes, Table table = std::nullopt,
+                                    std::int64_t target = 0);
+
+// Allocation-free paths, what a user ships and what the benchmarks measure. Each gives exactly the
+// composition named, or its first error; `out` must then be exactly the right size, else
+// truncated-buffer (too short) or trailing-bytes (too long) for bytes, shape-mismatch for floats,
+// reported after every check of the inputs. On an error the contents of `out` are unspecified.
+//
+// serialize(quantize(s, shape, data, scales, global, table)) into `out`.
+[[nodiscard]] Status quantize_into(const Scheme& s, std::span<const std::size_t> shape,
+                                   std::span<const float> data, std::span<const float> scales,
+                                   std::optional<float> global, std::span<std::uint8_t> out,
+                                   Table table = std::nullopt, std::int64_t target = 0);
+// p = calibrate(s, shape, data, method); serialize(quantize(s, shape, data, p.scales, p.global))
+// into `out`. One-level per-block minmax runs as one pass over the data.
+[[nodiscard]] Status calibrate_quantize_into(const Scheme& s, std::span<const std::size_t> shape,
+                                             std::span<const float> data, Calibration method,
+                                             std::span<std::uint8_t> out, std::int64_t target = 0);
+// dequantize(parse(s, shape, bytes, table), table) into `out`.
+[[nodiscard]] Status dequantize_from(const Scheme& s, std::span<const std::size_t> shape,
+                                     std::span<const std::uint8_t> bytes, std::span<float> out,
+                                     Table table = std::nullopt, std::int64_t target = 0);
+
+// Bandwidth ceilings for the benchmarks (no arithmetic): out[i] = low byte of in[i]'s bits, and
+// out[i] = float bits made from in[i]. Run on `target` like the operations.
+void ceiling_4to1(std::span<const float> in, std::span<std::uint8_t> out, std::int64_t target = 0);
+void ceiling_1to4(std::span<const std::uint8_t> in, std::span<float> out, std::int64_t target = 0);
+
+}  // namespace qconform::optimized

@@ -1,0 +1,611 @@
+// qconform::optimized: per-target kernels compiled for every attainable x86-64 target, and the
+// wrappers that validate, pick the target and call them.
+//
+// Validation: each wrapper runs the same checks as the reference, in a form that is cheap on
+// large tensors (no per-scale environment guard, NaN found inside the kernels). The checks only
+// need to be sound: whenever one fails, or a kernel reports NaN input or a non-canonical code,
+// the call is handed to the reference, whose result (its error, with its kind and message) is
+// returned. So errors agree by construction and the fast path never decides an error itself.
+//
+// Target selection: HWY_EXPORT builds one table of function pointers per kernel, indexed the way
+// hwy::ChosenTarget::GetIndex indexes it. Instead of HWY_DYNAMIC_DISPATCH (which reads the one
+// process-wide chosen target), `pick` computes that index from the requested target bit, so any
+// compiled and supported target can be run from any thread without global mutable state.
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "quantize-inl.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "quantize-inl.h"
+
+#if HWY_ONCE
+
+#include "fp_guard.h"
+#include "kernels.h"
+#include "qconform/optimized.h"
+
+namespace qconform::optimized {
+
+HWY_EXPORT(QuantizeRows);
+HWY_EXPORT(DequantizeRows);
+HWY_EXPORT(CalibrateQuantizeRows);
+HWY_EXPORT(AbsMaxRows);
+HWY_EXPORT(Scales);
+HWY_EXPORT(PackRows);
+HWY_EXPORT(UnpackRows);
+HWY_EXPORT(Ceiling4to1);
+HWY_EXPORT(Ceiling1to4);
+HWY_EXPORT(TargetOfThisCode);
+
+namespace {
+
+using detail::CodeKind;
+using detail::Packing;
+using detail::RowGeometry;
+
+// ------------------------------------------------------------------ targets
+
+// hwy::SupportedTargets runs CPUID on every call, which a hypervisor traps (tens of microseconds):
+// ask once per process.
+std::int64_t cpu_targets() {
+  static const std::int64_t t = hwy::SupportedTargets();
+  return t;
+}
+
+bool compiled(std::int64_t bits) { return bits != 0 && std::has_single_bit(static_cast<std::uint64_t>(bits)) && (bits & HWY_TARGETS) != 0; }
+bool supported(std::int64_t bits) { return compiled(bits) && (cpu_targets() & bits) != 0; }
+
+std::int64_t resolve(std::int64_t target) {
+  if (target == 0) return best_target();
+  if (!supported(target)) {
+    std::fprintf(stderr, "qconform::optimized: target 0x%llx is %s; look targets up with find_target\n",
+                 static_cast<unsigned long long>(target), compiled(target) ? "not supported by this CPU" : "not compiled in");
+    std::abort();
+  }
+  return target;
+}
+
+// The HWY_EXPORT table entry of `target`, as hwy::ChosenTarget::GetIndex computes it for a mask
+// holding that target alone: the fallback (EMU128 or SCALAR) is the last entry.
+template <class F, std::size_t K>
+F pick(F const (&table)[K], std::int64_t target) {
+  if constexpr (K == 1) {
+    (void)target;
+    return table[0];
+  } else {
+    const std::size_t index =
+        (target == HWY_EMU128 || target == HWY_SCALAR)
+            ? static_cast<std::size_t>(HWY_MAX_DYNAMIC_TARGETS + 1)
+            : hwy::Num0BitsBelowLS1Bit_Nonzero64(static_cast<std::uint64_t>(HWY_CHOSEN_TARGET_SHIFT(target)));
+    F f = table[index];
+    if (f == nullptr) {
+      std::fprintf(stderr, "qconform::optimized: no code for target 0x%llx\n", static_cast<unsigned long long>(target));
+      std::abort();
+    }
+    return f;
+  }
+}
+
+#define QCONFORM_CALL(FUNC, target) (*pick(HWY_DISPATCH_TABLE(FUNC), (target)))
+
+// ------------------------------------------------------------------ layouts
+
+RowGeometry geometry(const Layout& l) {
+  RowGeometry g;
+  if (l.rank == 0) {
+    g.rows = 1;
+    return g;
+  }
+  g.n = l.shape[l.rank - 1];
+  g.rows = g.n == 0 ? 0 : l.elements / g.n;
+  g.outer_rank = l.rank - 1;
+  for (std::size_t d = 0; d < g.outer_rank; ++d) g.shape[d] = l.shape[d];
+  if (l.block.empty()) {
+    g.b = std::max<std::size_t>(g.n, 1);
+    for (std::size_t d = 0; d < g.outer_rank; ++d) g.block[d] = 1;  // gstride 0: one scale
+  } else {
+    g.b = l.block[l.rank - 1];
+    std::size_t stride = l.grid[l.rank - 1];
+    for (std::size_t d = g.outer_rank; d-- > 0;) {
+      g.block[d] = l.block[d];
+      g.gstride[d] = stride;
+      stride *= l.grid[d];
+    }
+  }
+  return g;
+}
+
+// The row layout when storage runs along the last axis (SPEC §6); nullopt for packing along
+// another axis, which goes through the reference's pack/unpack.
+std::optional<Packing> row_packing(const Layout& l) {
+  Packing p;
+  p.bits = l.bits;
+  const std::size_t n = l.rank == 0 ? 1 : l.shape[l.rank - 1];
+  if (l.per_unit == 1) {
+    p.per_byte = 1;
+    p.row_bytes = n * l.unit_bytes;
+    return p;
+  }
+  if (l.rank > 0 && l.packed_axis != l.rank - 1) return std::nullopt;
+  p.per_byte = 8 / l.bits;
+  p.row_bytes = (n / l.per_unit + (n % l.per_unit != 0)) * l.unit_bytes;
+  return p;
+}
+
+CodeKind code_kind(const Scheme& s) {
+  if (s.mode == Mode::lookup) return CodeKind::index;
+  return info(s.value).minifloat ? CodeKind::minifloat : CodeKind::integer;
+}
+
+// ------------------------------------------------------------------ checks (SPEC §3)
+
+bool bad_scale(float s) { return std::isnan(s) || std::isinf(s) || std::signbit(s); }
+float unsign_zero(float s) { return s == 0.0f ? 0.0f : s; }
+
+bool table_ok(const Scheme& s, Table table) {
+  if (s.mode == Mode::symmetric) return !table.has_value();
+  if (!table || table->size() != (std::size_t{1} << info(s.value).bits)) return false;
+  return std::none_of(table->begin(), table->end(), [](float v) { return std::isnan(v); });
+}
+
+bool global_ok(std::optional<float> global, std::span<const float> stored) {
+  if (!global) return true;
+  if (bad_scale(*global)) return false;
+  return std::none_of(stored.begin(), stored.end(), [g = *global](float s) { return std::isinf(g * s); });
+}
+
+float effective(float stored, std::optional<float> global) {
+  const float eff = global ? *global * stored : stored;
+  return eff == 0.0f ? 0.1f : eff;  // burn's valid_scale
+}
+
+struct Prepared {
+  Layout layout;
+  std::vector<float> stored;
+  std::vector<float> eff;
+  std::optional<float> global;
+};
+
+// validate_quantize's checks but the NaN scan, which the kernels do; nullopt when any fails. When
+// `out` has the serialized size, the stored scales are encoded into it on the way.
+std::optional<Prepared> prepare_quantize(const Scheme& s, std::span<const std::size_t> shape, std::size_t data_len,
+                                         std::span<const float> scales, std::optional<float> global, Table table,
+                                         std::int64_t tgt, std::span<std::uint8_t> out = {}) {
+  if (!validate_scheme(s).ok() || s.two_level() != global.has_value() || !table_ok(s, table)) return std::nullopt;
+  Result<Layout> l = make_layout(s, shape, data_len);
+  if (!l.ok() || scales.size() != l->scale_count) return std::nullopt;
+  Prepared p{std::move(l).value(), std::vector<float>(scales.size()), std::vector<float>(scales.size()), std::nullopt};
+  if (global) {
+    p.global = unsign_zero(*global);
+    if (bad_scale(*p.global)) return std::nullopt;
+  }
+  detail::ScaleJob job;
+  job.dtype = s.scale_dtype();
+  job.count = scales.size();
+  job.raw = scales.data();
+  job.has_global = p.global.has_value();
+  job.global = p.global.value_or(0.0f);
+  job.stored = p.stored.data();
+  job.eff = p.eff.data();
+  if (out.size() == p.layout.total_bytes) job.out_encoded = out.data() + p.layout.storage_bytes;
+  if (!QCONFORM_CALL(Scales, tgt)(job)) return std::nullopt;
+  return p;
+}
+
+// validate_tensor's checks (dequantize, serialize) but the codes, which the kernels check.
+std::optional<Layout> prepare_tensor(const QTensor& t, bool with_table, Table table) {
+  if (!validate_scheme(t.scheme).ok() || t.scheme.two_level() != t.global.has_value()) return std::nullopt;
+  Result<Layout> l = make_layout(t.scheme, t.shape, t.codes.size());
+  if (!l.ok() || t.scales.size() != l->scale_count) return std::nullopt;
+  for (float v : t.scales) {
+    if (bad_scale(v) || std::bit_cast<std::uint32_t>(detail::round_up(v, t.scheme.scale_dtype())) != std::bit_cast<std::uint32_t>(v)) {
+      return std::nullopt;
+    }
+  }
+  if (!global_ok(t.global, t.scales) || (with_table && !table_ok(t.scheme, table))) return std::nullopt;
+  return std::move(l).value();
+}
+
+std::uint32_t load_le(const std::uint8_t* p, std::size_t width) {
+  std::uint32_t v = 0;
+  for (std::size_t b = 0; b < width; ++b) v |= static_cast<std::uint32_t>(p[b]) << (8 * b);
+  return v;
+}
+
+// parse's checks up to the codes: exact length, stored scales, global, table. Fills t's scales
+// and the effective scales.
+std::optional<Layout> prepare_bytes(const Scheme& s, std::span<const std::size_t> shape,
+                                    std::span<const std::uint8_t> bytes, Table table, QTensor& t,
+                                    std::vector<float>& eff, std::int64_t tgt) {
+  if (!validate_scheme(s).ok() || !table_ok(s, table)) return std::nullopt;
+  Result<Layout> lr = make_layout(s, shape);
+  if (!lr.ok() || bytes.size() != lr->total_bytes) return std::nullopt;
+  const Layout& l = *lr;
+  t.scheme = s;
+  t.shape.assign(shape.begin(), shape.end());
+  const std::size_t w = scale_bytes(s.scale_dtype());
+  if (l.global_bytes) {
+    const float g = std::bit_cast<float>(load_le(bytes.data() + l.storage_bytes + l.scale_count * w, 4));
+    if (bad_scale(g)) return std::nullopt;
+    t.global = g;
+  }
+  t.scales.resize(l.scale_count);
+  eff.resize(l.scale_count);
+  detail::ScaleJob job;
+  job.dtype = s.scale_dtype();
+  job.count = l.scale_count;
+  job.encoded = bytes.data() + l.storage_bytes;
+  job.has_global = t.global.has_value();
+  job.global = t.global.value_or(0.0f);
+  job.stored = t.scales.data();
+  job.eff = eff.data();
+  if (!QCONFORM_CALL(Scales, tgt)(job)) return std::nullopt;
+  return std::move(lr).value();
+}
+
+// Stored scales (unless `scales_done`) and global after the value storage (SPEC §7).
+void write_scales(const Scheme& s, const Layout& l, std::span<const float> stored, std::optional<float> global,
+                  std::span<std::uint8_t> out, bool scales_done = false) {
+  const ScaleDtype dt = s.scale_dtype();
+  const std::size_t w = scale_bytes(dt);
+  std::uint8_t* p = out.data() + l.storage_bytes;
+  if (!scales_done) {
+    for (std::size_t k = 0; k < stored.size(); ++k) detail::store_le(p + k * w, encode_scale(stored[k], dt), w);
+  }
+  if (global) detail::store_le(p + stored.size() * w, std::bit_cast<std::uint32_t>(*global), 4);
+}
+
+// Codes that are known canonical to the value storage. False when the kernel saw a bad code.
+bool write_storage(const Scheme& s, const Layout& l, std::span<const std::int32_t> codes, std::span<std::uint8_t> out,
+                   std::int64_t tgt) {
+  if (const std::optional<Packing> p = row_packing(l)) {
+    detail::PackJob job;
+    job.geo = geometry(l);
+    job.kind = code_kind(s);
+    job.value = s.value;
+    job.codes = const_cast<std::int32_t*>(codes.data());
+    job.storage = out.data();
+    job.pack = *p;
+    return QCONFORM_CALL(PackRows, tgt)(job);
+  }
+  Result<std::vector<std::uint8_t>> packed = qconform::pack(s, l.shape, codes);
+  if (!packed.ok()) return false;
+  std::copy(packed->begin(), packed->end(), out.begin());
+  return true;
+}
+
+// Codes of a validated quantize (lookup mode per element through the reference's quantize_value).
+bool quantize_codes(const Scheme& s, const Prepared& p, std::span<const float> data, Table table, std::int32_t* codes,
+                    std::int64_t tgt) {
+  const RowGeometry g = geometry(p.layout);
+  if (s.mode == Mode::lookup) {
+    detail::RowWalker walker(g);
+    for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
+      for (std::size_t c = 0; c < g.n; ++c) {
+        const float x = data[r * g.n + c];
+        if (std::isnan(x)) return false;
+        codes[r * g.n + c] = quantize_value(x / p.eff[walker.base() + c / g.b], s.value, s.mode, table);
+      }
+    }
+    return true;
+  }
+  detail::QuantizeJob job;
+  job.x = data.data();
+  job.geo = g;
+  job.eff = p.eff.data();
+  job.value = s.value;
+  job.codes = codes;
+  return QCONFORM_CALL(QuantizeRows, tgt)(job);
+}
+
+Status size_error(std::size_t have, std::size_t want, std::string_view what) {
+  return Error{have < want ? ErrorKind::truncated_buffer : ErrorKind::trailing_bytes,
+               std::string(what) + " of " + std::to_string(have) + " bytes, " + std::to_string(want) + " expected"};
+}
+
+Status status_of(const Result<QTensor>& r) { return r.ok() ? Status{} : Status{r.error()}; }
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ targets
+
+std::vector<Target> targets() {
+  std::vector<Target> out;
+  for (std::int64_t rest = HWY_TARGETS; rest != 0; rest &= rest - 1) {
+    const std::int64_t bit = rest & -rest;
+    out.push_back({bit, target_name(bit), supported(bit)});
+  }
+  return out;
+}
+
+std::optional<std::int64_t> find_target(std::string_view name) {
+  const std::string want = lower(name);
+  for (const Target& t : targets()) {
+    if (t.name == want && t.supported) return t.bits;
+  }
+  return std::nullopt;
+}
+
+std::int64_t best_target() {
+  const std::int64_t avail = cpu_targets() & HWY_TARGETS;
+  return avail & -avail;  // lower bits are better targets
+}
+
+std::string target_name(std::int64_t bits) { return compiled(bits) ? lower(hwy::TargetName(bits)) : "unknown"; }
+
+std::int64_t dispatched_target(std::int64_t target) { return QCONFORM_CALL(TargetOfThisCode, resolve(target))(); }
+
+// ------------------------------------------------------------------ operations
+
+Result<QTensor> quantize(const Scheme& s, std::span<const std::size_t> shape, std::span<const float> data,
+                         std::span<const float> scales, std::optional<float> global, Table table, std::int64_t target) {
+  detail::FpGuard guard;
+  const std::int64_t tgt = resolve(target);
+  std::optional<Prepared> p = prepare_quantize(s, shape, data.size(), scales, global, table, tgt);
+  if (!p) return qconform::quantize(s, shape, data, scales, global, table);
+  QTensor t;
+  t.scheme = s;
+  t.shape.assign(shape.begin(), shape.end());
+  t.codes.resize(data.size());
+  if (!quantize_codes(s, *p, data, table, t.codes.data(), tgt)) return qconform::quantize(s, shape, data, scales, global, table);
+  t.scales = std::move(p->stored);
+  t.global = p->global;
+  return t;
+}
+
+Status quantize_into(const Scheme& s, std::span<const std::size_t> shape, std::span<const float> data,
+                     std::span<const float> scales, std::optional<float> global, std::span<std::uint8_t> out, Table table,
+                     std::int64_t target) {
+  detail::FpGuard guard;
+  const std::int64_t tgt = resolve(target);
+  std::optional<Prepared> p = prepare_quantize(s, shape, data.size(), scales, global, table, tgt, out);
+  if (!p) return status_of(qconform::quantize(s, shape, data, scales, global, table));
+  const Layout& l = p->layout;
+  if (out.size() != l.total_bytes) {
+    // The size of `out` is reported after every check of the inputs (nan-input included).
+    if (Status st = qconform::validate_quantize(s, shape, data, scales, global, table); !st.ok()) return st;
+    return size_error(out.size(), l.total_bytes, "output buffer");
+  }
+  const std::optional<Packing> pk = row_packing(l);
+  if (pk && s.mode == Mode::symmetric) {
+    detail::QuantizeJob job;
+    job.x = data.data();
+    job.geo = geometry(l);
+    job.eff = p->eff.data();
+    job.value = s.value;
+    job.storage = out.data();
+    job.pack = *pk;
+    if (!QCONFORM_CALL(QuantizeRows, tgt)(job)) return status_of(qconform::quantize(s, shape, data, scales, global, table));
+  } else {
+    std::vector<std::int32_t> codes(data.size());
+    if (!quantize_codes(s, *p, data, table, codes.data(), tgt) || !write_storage(s, l, codes, out, tgt)) {
+      return status_of(qconform::quantize(s, shape, data, scales, global, table));
+    }
+  }
+  write_scales(s, l, p->stored, p->global, out, /*scales_done=*/true);
+  return {};
+}
+
+Status calibrate_quantize_into(const Scheme& s, std::span<const std::size_t> shape, std::span<const float> data,
+                               Calibration method, std::span<std::uint8_t> out, std::int64_t target) {
+  detail::FpGuard guard;
+  const std::int64_t tgt = resolve(target);
+  // One pass when every block lies inside one row and divides it: one-level per-block minmax.
+  if (method == Calibration::minmax && s.block && !s.tensor && s.mode == Mode::symmetric && s.block->dims.size() == 1 &&
+      validate_scheme(s).ok()) {
+    Result<Layout> l = make_layout(s, shape, data.size());
+    if (l.ok() && l->rank >= 1 && out.size() == l->total_bytes) {
+      const std::optional<Packing> pk = row_packing(*l);
+      const RowGeometry g = geometry(*l);
+      if (pk && g.n % g.b == 0) {
+        detail::CalibrateQuantizeJob job;
+        job.x = data.data();
+        job.geo = g;
+        job.value = s.value;
+        job.dtype = s.scale_dtype();
+        job.storage = out.data();
+        job.pack = *pk;
+        job.scales = out.data() + l->storage_bytes;
+        if (QCONFORM_CALL(CalibrateQuantizeRows, tgt)(job)) return {};
+      }
+    }
+  }
+  Result<QParams> params = calibrate(s, shape, data, method, tgt);
+  if (!params.ok()) return params.error();
+  return quantize_into(s, shape, data, params->scales, params->global, out, std::nullopt, tgt);
+}
+
+Result<QParams> calibrate(const Scheme& s, std::span<const std::size_t> shape, std::span<const float> data,
+                          Calibration method, std::int64_t target) {
+  detail::FpGuard guard;
+  const std::int64_t tgt = resolve(target);
+  auto reference = [&] { return qconform::calibrate(s, shape, data, method); };
+  // absmean's exactly rounded mean is the reference's own (SPEC §8 allows no other rounding).
+  if (method == Calibration::absmean || !validate_scheme(s).ok()) return reference();
+  Result<Layout> lr = make_layout(s, shape, data.size());
+  if (!lr.ok()) return reference();
+  const Layout& l = *lr;
+  for (std::size_t i = 0; i < l.rank && s.block; ++i) {
+    if (l.shape[i] % l.block[i] != 0) return reference();
+  }
+  std::vector<std::uint32_t> amax(l.scale_count, 0);
+  detail::AbsMaxJob job;
+  job.x = data.data();
+  job.geo = geometry(l);
+  job.amax = amax.data();
+  QCONFORM_CALL(AbsMaxRows, tgt)(job);
+  const ValueInfo& vi = info(s.value);
+  const float range = vi.hi - vi.lo;
+  QParams out;
+  out.scales.resize(l.scale_count);
+  for (std::size_t k = 0; k < l.scale_count; ++k) {
+    if (amax[k] >= 0x7F800000u) return reference();  // NaN or ±Inf: the reference orders the errors
+    const float twice = 2.0f * std::bit_cast<float>(amax[k]);
+    if (std::isinf(twice)) return reference();
+    out.scales[k] = twice / range;
+  }
+  if (s.two_level()) {
+    float top = 0.0f;
+    for (float v : out.scales) top = std::max(top, v);
+    const float g = std::max(top / scale_max(s.block->dtype), std::numeric_limits<float>::min());
+    for (float& v : out.scales) v = v / g;
+    out.global = g;
+  }
+  return out;
+}
+
+Result<std::vector<float>> dequantize(const QTensor& t, Table table, std::int64_t target) {
+  detail::FpGuard guard;
+  const std::int64_t tgt = resolve(target);
+  const std::optional<Layout> l = prepare_tensor(t, true, table);
+  if (!l) return qconform::dequantize(t, table);
+  std::vector<float> eff(t.scales.size());
+  for (std::size_t k = 0; k < eff.size(); ++k) eff[k] = effective(t.scales[k], t.global);
+  std::vector<float> out(t.codes.size());
+  const RowGeometry g = geometry(*l);
+  if (t.scheme.mode == Mode::lookup) {
+    detail::RowWalker walker(g);
+    for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
+      for (std::size_t c = 0; c < g.n; ++c) {
+        const std::int32_t code = t.codes[r * g.n + c];
+        if (code < 0 || static_cast<std::size_t>(code) >= table->size()) return qconform::dequantize(t, table);
+        out[r * g.n + c] = eff[walker.base() + c / g.b] * decode_value(code, t.scheme.value, t.scheme.mode, table);
+      }
+    }
+    return out;
+  }
+  detail::DequantizeJob job;
+  job.geo = g;
+  job.eff = eff.data();
+  job.value = t.scheme.value;
+  job.codes = t.codes.data();
+  job.out = out.data();
+  if (!QCONFORM_CALL(DequantizeRows, tgt)(job)) return qconform::dequantize(t, table);
+  return out;
+}
+
+Result<std::vector<std::uint8_t>> pack(const Scheme& s, std::span<const std::size_t> shape,
+                                       std::span<const std::int32_t> codes, std::int64_t target) {
+  detail::FpGuard guard;
+  const std::int64_t tgt = resolve(target);
+  if (!validate_scheme(s).ok()) return qconform::pack(s, shape, codes);
+  Result<Layout> l = make_layout(s, shape, codes.size());
+  if (!l.ok() || !row_packing(*l)) return qconform::pack(s, shape, codes);
+  std::vector<std::uint8_t> out(l->storage_bytes);
+  if (!write_storage(s, *l, codes, out, tgt)) return qconform::pack(s, shape, codes);
+  return out;
+}
+
+Result<std::vector<std::int32_t>> unpack(const Scheme& s, std::span<const std::size_t> shape,
+                                         std::span<const std::uint8_t> storage, std::int64_t target) {
+  detail::FpGuard guard;
+  const std::int64_t tgt = resolve(target);
+  if (!validate_scheme(s).ok()) return qconform::unpack(s, shape, storage);
+  Result<Layout> l = make_layout(s, shape);
+  if (!l.ok() || storage.size() != l->storage_bytes) return qconform::unpack(s, shape, storage);
+  const std::optional<Packing> pk = row_packing(*l);
+  if (!pk) return qconform::unpack(s, shape, storage);
+  std::vector<std::int32_t> codes(l->elements);
+  detail::PackJob job;
+  job.geo = geometry(*l);
+  job.kind = code_kind(s);
+  job.value = s.value;
+  job.codes = codes.data();
+  job.storage = const_cast<std::uint8_t*>(storage.data());
+  job.pack = *pk;
+  if (!QCONFORM_CALL(UnpackRows, tgt)(job)) return qconform::unpack(s, shape, storage);
+  return codes;
+}
+
+Result<std::vector<std::uint8_t>> serialize(const QTensor& t, std::int64_t target) {
+  detail::FpGuard guard;
+  const std::int64_t tgt = resolve(target);
+  const std::optional<Layout> l = prepare_tensor(t, false, std::nullopt);
+  if (!l) return qconform::serialize(t);
+  std::vector<std::uint8_t> out(l->total_bytes);
+  if (!write_storage(t.scheme, *l, t.codes, out, tgt)) return qconform::serialize(t);
+  write_scales(t.scheme, *l, t.scales, t.global, out);
+  return out;
+}
+
+Result<QTensor> parse(const Scheme& s, std::span<const std::size_t> shape, std::span<const std::uint8_t> bytes,
+                      Table table, std::int64_t target) {
+  detail::FpGuard guard;
+  const std::int64_t tgt = resolve(target);
+  QTensor t;
+  std::vector<float> eff;
+  const std::optional<Layout> l = prepare_bytes(s, shape, bytes, table, t, eff, tgt);
+  if (!l) return qconform::parse(s, shape, bytes, table);
+  const std::optional<Packing> pk = row_packing(*l);
+  if (!pk) return qconform::parse(s, shape, bytes, table);
+  t.codes.resize(l->elements);
+  detail::PackJob job;
+  job.geo = geometry(*l);
+  job.kind = code_kind(s);
+  job.value = s.value;
+  job.codes = t.codes.data();
+  job.storage = const_cast<std::uint8_t*>(bytes.data());
+  job.pack = *pk;
+  if (!QCONFORM_CALL(UnpackRows, tgt)(job)) return qconform::parse(s, shape, bytes, table);
+  return t;
+}
+
+Status dequantize_from(const Scheme& s, std::span<const std::size_t> shape, std::span<const std::uint8_t> bytes,
+                       std::span<float> out, Table table, std::int64_t target) {
+  detail::FpGuard guard;
+  const std::int64_t tgt = resolve(target);
+  auto composed = [&]() -> Status {
+    Result<QTensor> t = parse(s, shape, bytes, table, tgt);
+    if (!t.ok()) return t.error();
+    Result<std::vector<float>> v = dequantize(*t, table, tgt);
+    if (!v.ok()) return v.error();
+    if (out.size() != v->size()) {
+      return Error{ErrorKind::shape_mismatch,
+                   "output of " + std::to_string(out.size()) + " floats, " + std::to_string(v->size()) + " expected"};
+    }
+    std::copy(v->begin(), v->end(), out.begin());
+    return {};
+  };
+  QTensor t;
+  std::vector<float> eff;
+  const std::optional<Layout> l = prepare_bytes(s, shape, bytes, table, t, eff, tgt);
+  if (!l || s.mode != Mode::symmetric || out.size() != l->elements) return composed();
+  const std::optional<Packing> pk = row_packing(*l);
+  if (!pk) return composed();
+  detail::DequantizeJob job;
+  job.geo = geometry(*l);
+  job.eff = eff.data();
+  job.value = s.value;
+  job.storage = bytes.data();
+  job.pack = *pk;
+  job.out = out.data();
+  if (!QCONFORM_CALL(DequantizeRows, tgt)(job)) return composed();
+  return {};
+}
+
+void ceiling_4to1(std::span<const float> in, std::span<std::uint8_t> out, std::int64_t target) {
+  QCONFORM_CALL(Ceiling4to1, resolve(target))(in.data(), out.data(), std::min(in.size(), out.size()));
+}
+
+void ceiling_1to4(std::span<const std::uint8_t> in, std::span<float> out, std::int64_t target) {
+  QCONFORM_CALL(Ceiling1to4, resolve(target))(in.data(), out.data(), std::min(in.size(), out.size()));
+}
+
+}  // namespace qconform::optimized
+
+#endif  // HWY_ONCE

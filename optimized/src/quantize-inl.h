@@ -1,0 +1,939 @@
+// Per-target kernels of qconform::optimized (Highway): quantize, dequantize, calibration maxima,
+// pack/unpack and the bandwidth ceilings. Included once per target by optimized.cc through
+// foreach_target.h; callers never see a vector type.
+//
+// Exactness rules (SPEC §5, STYLE.md): y = x / eff is a true IEEE division per lane; NaN lanes are
+// zeroed before any float->int conversion and reported separately; integer codes are clamped to
+// [lo, hi] before the (then always defined) truncating conversion, and rounded half away from zero
+// on the exact fraction; minifloats are rounded with integer operations on the f32 bits exactly as
+// numeric.cc's round_magnitude does. The last elements of a segment run the same full-vector code
+// on a zero-padded copy, so there is no separate scalar definition to keep in step.
+
+#if defined(QCONFORM_OPTIMIZED_QUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef QCONFORM_OPTIMIZED_QUANTIZE_INL_H_
+#undef QCONFORM_OPTIMIZED_QUANTIZE_INL_H_
+#else
+#define QCONFORM_OPTIMIZED_QUANTIZE_INL_H_
+#endif
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+#include "kernels.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace qconform::optimized::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using detail::AbsMaxJob;
+using detail::CalibrateQuantizeJob;
+using detail::DequantizeJob;
+using detail::PackJob;
+using detail::QuantizeJob;
+using detail::RowGeometry;
+using detail::RowWalker;
+
+// Elements per chunk of a row: the scratch buffers below stay in L1.
+inline constexpr std::size_t kChunk = 2048;
+// Input elements read ahead of the quantize loop: the division keeps a core busy enough that the
+// hardware prefetcher alone leaves DRAM idle between requests.
+inline constexpr std::size_t kPrefetch = 1024;
+
+// Prefetch every cache line of [p, p + bytes).
+HWY_INLINE void PrefetchBytes(const void* p, std::size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (std::size_t i = 0; i < bytes; i += 64) hwy::Prefetch(c + i);
+}
+
+// Compile-time facts of a value type (SPEC §1, §5).
+template <Value V>
+struct Fmt {
+  static constexpr bool kMini = info(V).minifloat;
+  static constexpr unsigned kBits = info(V).bits;
+  static constexpr std::uint32_t kMask = (1u << kBits) - 1;
+  static constexpr float kLo = info(V).lo;
+  static constexpr float kHi = info(V).hi;
+  // Minifloats: sign above `kWidth` magnitude bits.
+  static constexpr int kMbits = V == Value::e4m3 ? 3 : V == Value::e5m2 ? 2 : 1;
+  static constexpr int kBias = V == Value::e4m3 ? 7 : V == Value::e5m2 ? 15 : 1;
+  static constexpr unsigned kWidth = kBits - 1;
+  static constexpr std::uint32_t kMagMask = (1u << kWidth) - 1;
+  static constexpr std::uint32_t kMaxCode = V == Value::e4m3 ? 0x7Eu : V == Value::e5m2 ? 0x7Bu : 0x7u;
+  static constexpr std::int32_t kMaxBits = static_cast<std::int32_t>(std::bit_cast<std::uint32_t>(kHi));
+  static constexpr std::int32_t kMinNormalBits = (128 - kBias) << 23;  // 2^(1 - bias)
+};
+
+// Highway 1.0.3 has >= and <= for floats only; integer forms negate the strict compares.
+template <class V>
+HWY_INLINE auto IGe(V a, V b) { return hn::Not(hn::Lt(a, b)); }
+template <class V>
+HWY_INLINE auto ILe(V a, V b) { return hn::Not(hn::Gt(a, b)); }
+
+// ------------------------------------------------------------------ encode (SPEC §5)
+
+// The code of y = x / eff (not NaN), as the reference's quantize_value.
+// With kField, integer codes come back offset by 0x4B400000, whose low 22 bits are zero: the low
+// `bits` bits (the stored field) are the code's, one subtraction saved.
+template <Value V, bool kField = false, class DF>
+HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> Encode(DF df, hn::Vec<DF> y) {
+  using F = Fmt<V>;
+  const hn::RebindToSigned<DF> di;
+  if constexpr (!F::kMini) {
+    // Clamp first: ±Inf saturate, and rounding a value strictly inside (lo, hi) never leaves
+    // [lo, hi] because lo and hi are integers. Max(NaN, lo) is lo on every Highway 1.0.3 target
+    // (x86 max returns its second operand, scalar and emu128 test isnan), so no NaN goes further;
+    // NaN input is reported by the caller anyway.
+    const auto c = hn::Min(hn::Max(y, hn::Set(df, F::kLo)), hn::Set(df, F::kHi));
+    // Half away from zero on the exact value: t = trunc(c), frac = c - t (exact), and
+    // trunc(2 * frac) is +1 exactly when frac >= 0.5, -1 when frac <= -0.5, else 0 (all exact).
+    const auto t = hn::Trunc(c);
+    const auto frac = hn::Sub(c, t);
+    const auto r = hn::Add(t, hn::Trunc(hn::Add(frac, frac)));
+    // r is an integer in [-128, 127]: adding 1.5 * 2^23 is exact and leaves r in the low
+    // mantissa bits, so no float->int conversion (and no rounding mode) is involved.
+    const auto biased = hn::BitCast(di, hn::Add(r, hn::Set(df, 0x1.8p23f)));
+    if constexpr (kField) {
+      return biased;
+    } else {
+      return hn::Sub(biased, hn::Set(di, 0x4B400000));
+    }
+  } else {
+    const hn::RebindToUnsigned<DF> du;
+    constexpr int kS = 23 - F::kMbits;  // f32 mantissa bits dropped for a normal result
+    const auto b = hn::BitCast(du, y);
+    const auto a = hn::And(b, hn::Set(du, 0x7FFFFFFFu));
+    const auto ai = hn::BitCast(di, a);  // >= 0: signed compares order magnitudes
+    const auto sign = hn::ShiftLeft<F::kWidth>(hn::ShiftRight<31>(b));
+    // Normal result: round the f32 pattern to nearest-even at bit kS; a carry moves into the
+    // exponent field, as N = 2^mbits does in round_magnitude. Then re-bias the exponent.
+    const auto lsb = hn::And(hn::ShiftRight<kS>(a), hn::Set(du, 1u));
+    const auto rounded = hn::ShiftRight<kS>(hn::Add(hn::Add(a, hn::Set(du, (1u << (kS - 1)) - 1u)), lsb));
+    const auto normal = hn::Sub(rounded, hn::Set(du, static_cast<std::uint32_t>(127 - F::kBias) << F::kMbits));
+    // Subnormal result: m * 2^e at the fixed quantum 2^(emin - mbits), shift = q - e >= 21,
+    // clamped at 31 where the result is 0 either way (round_magnitude's shift > 40 case). Lanes
+    // with normal results compute garbage here, clamped to [1, 31] so no shift is undefined.
+    const auto fexp = hn::ShiftRight<23>(a);
+    const auto implicit = hn::IfThenElseZero(hn::Ne(fexp, hn::Zero(du)), hn::Set(du, 0x800000u));
+    const auto m = hn::Or(hn::And(a, hn::Set(du, 0x7FFFFFu)), implicit);
+    const auto fe1 = hn::BitCast(du, hn::Max(hn::BitCast(di, fexp), hn::Set(di, 1)));
+    const auto shift = hn::BitCast(
+        du, hn::Min(hn::Max(hn::Sub(hn::Set(di, 151 - F::kBias - F::kMbits), hn::BitCast(di, fe1)), hn::Set(di, 1)),
+                    hn::Set(di, 31)));
+    const auto half_m1 = hn::Sub(hn::Shl(hn::Set(du, 1u), hn::Sub(shift, hn::Set(du, 1u))), hn::Set(du, 1u));
+    const auto lsb2 = hn::And(hn::Shr(m, shift), hn::Set(du, 1u));
+    const auto sub = hn::Shr(hn::Add(hn::Add(m, half_m1), lsb2), shift);
+    auto mag = hn::IfThenElse(hn::RebindMask(du, hn::Lt(ai, hn::Set(di, F::kMinNormalBits))), sub, normal);
+    // Saturate (±Inf included) to ±max, as encode_minifloat does before rounding.
+    mag = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, F::kMaxBits - 1))), hn::Set(du, F::kMaxCode), mag);
+    return hn::BitCast(di, hn::Or(mag, sign));
+  }
+}
+
+// One vector of quantize: codes as int32, or fields (code & mask) as bytes. `amax` keeps the
+// largest |x| bit pattern seen, so NaN input (above 0x7F800000) is found after the loop.
+template <Value V, bool kBytes, class D, class VI>
+HWY_INLINE void QuantizeVec(D d, const float* HWY_RESTRICT x, hn::Vec<D> eff, std::int32_t* HWY_RESTRICT codes,
+                            std::uint8_t* HWY_RESTRICT fields, VI& amax) {
+  const hn::RebindToSigned<D> di;
+  const auto v = hn::LoadU(d, x);
+  amax = hn::Max(amax, hn::And(hn::BitCast(di, v), hn::Set(di, 0x7FFFFFFF)));
+  const auto code = Encode<V, kBytes>(d, hn::Div(v, eff));  // a true division per lane (SPEC §5)
+  if constexpr (kBytes) {
+    // The field is the code's low `bits` bits (two's complement), gathered as bytes: U8FromU32
+    // is two shuffles where a saturating demotion takes three. (Not TruncateTo: in Highway 1.0.3
+    // its AVX3_DL u32->u8 form permutes 32-bit lanes instead of bytes; these tests caught it.)
+    // The mask is needed below 8 bits, and on SCALAR and EMU128, whose U8FromU32 saturates (the
+    // clang build's EMU128 tests caught that).
+    const hn::RebindToUnsigned<D> du;
+    auto field = hn::BitCast(du, code);
+    if constexpr (Fmt<V>::kBits < 8 || HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128) {
+      field = hn::And(field, hn::Set(du, Fmt<V>::kMask));
+    }
+    hn::StoreU(hn::U8FromU32(field), hn::Rebind<std::uint8_t, D>(), fields);
+  } else {
+    hn::StoreU(code, di, codes);
+  }
+}
+
+// The last r < Lanes(d) elements of a segment, through a zero-padded copy so they run the very
+// same full-vector code (Highway 1.0.3's one-lane x86 vectors shift by the broadcast count of two
+// lanes, so partial vectors are avoided rather than trusted). `effp` null: one scale for all.
+template <Value V, bool kBytes, class D, class VU>
+HWY_INLINE void QuantizeTail(D d, const float* HWY_RESTRICT x, const float* HWY_RESTRICT effp, float eff,
+                             std::size_t r, std::int32_t* HWY_RESTRICT codes, std::uint8_t* HWY_RESTRICT fields,
+                             VU& nan_acc) {
+  constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
+  alignas(HWY_MAX_BYTES) float xb[kMax] = {};
+  alignas(HWY_MAX_BYTES) float eb[kMax];
+  alignas(HWY_MAX_BYTES) std::int32_t cb[kMax];
+  alignas(HWY_MAX_BYTES) std::uint8_t fb[kMax];
+  std::copy(x, x + r, xb);
+  std::fill(eb, eb + kMax, 1.0f);
+  if (effp != nullptr) std::copy(effp, effp + r, eb);
+  const auto ev = effp != nullptr ? hn::Load(d, eb) : hn::Set(d, eff);
+  QuantizeVec<V, kBytes>(d, xb, ev, cb, fb, nan_acc);
+  if constexpr (kBytes) {
+    std::copy(fb, fb + r, fields);
+  } else {
+    std::copy(cb, cb + r, codes);
+  }
+}
+
+// ------------------------------------------------------------------ fields <-> bytes (SPEC §6)
+
+// `count` fields (one per byte, already masked) to `per_byte` per byte, the first in the low bits.
+HWY_INLINE void PackFields(const std::uint8_t* HWY_RESTRICT f, std::size_t count, unsigned per_byte,
+                           std::uint8_t* HWY_RESTRICT out) {
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<std::uint8_t> d8;
+  const std::size_t n8 = hn::Lanes(d8);
+  if (per_byte == 2) {
+    const hn::Repartition<std::uint16_t, decltype(d8)> d16;
+    const hn::RebindToSigned<decltype(d16)> di16;
+    const hn::Rebind<std::uint8_t, decltype(d16)> dh;
+    for (; i + n8 <= count; i += n8) {
+      const auto v = hn::BitCast(d16, hn::LoadU(d8, f + i));  // f0 | f1 << 8
+      const auto p = hn::And(hn::Or(v, hn::ShiftRight<4>(v)), hn::Set(d16, 0xFF));
+      hn::StoreU(hn::DemoteTo(dh, hn::BitCast(di16, p)), dh, out + i / 2);
+    }
+  } else if (per_byte == 4) {
+    const hn::Repartition<std::uint32_t, decltype(d8)> d32;
+    const hn::RebindToSigned<decltype(d32)> di32;
+    const hn::Rebind<std::uint8_t, decltype(d32)> dq;
+    for (; i + n8 <= count; i += n8) {
+      const auto v = hn::BitCast(d32, hn::LoadU(d8, f + i));  // f0 | f1 << 8 | f2 << 16 | f3 << 24
+      const auto p = hn::Or(hn::Or(v, hn::ShiftRight<6>(v)), hn::Or(hn::ShiftRight<12>(v), hn::ShiftRight<18>(v)));
+      hn::StoreU(hn::DemoteTo(dq, hn::BitCast(di32, hn::And(p, hn::Set(d32, 0xFF)))), dq, out + i / 4);
+    }
+  }
+#endif
+  const unsigned bits = 8 / per_byte;
+  for (; i < count; i += per_byte) {
+    unsigned byte = 0;
+    for (unsigned k = 0; k < per_byte && i + k < count; ++k) byte |= static_cast<unsigned>(f[i + k]) << (k * bits);
+    out[i / per_byte] = static_cast<std::uint8_t>(byte);
+  }
+}
+
+// The inverse: `count` fields from `per_byte`-per-byte storage (count a multiple of per_byte
+// except at the end of a row).
+HWY_INLINE void UnpackFields(const std::uint8_t* HWY_RESTRICT in, std::size_t count, unsigned per_byte,
+                             std::uint8_t* HWY_RESTRICT f) {
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  if (per_byte == 2) {
+    const hn::ScalableTag<std::uint16_t> d16;
+    const hn::Rebind<std::uint8_t, decltype(d16)> dh;
+    const hn::Repartition<std::uint8_t, decltype(d16)> d8;
+    const std::size_t step = 2 * hn::Lanes(d16);
+    for (; i + step <= count; i += step) {
+      const auto b = hn::PromoteTo(d16, hn::LoadU(dh, in + i / 2));
+      const auto w = hn::Or(hn::And(b, hn::Set(d16, 0xF)), hn::ShiftLeft<8>(hn::ShiftRight<4>(b)));
+      hn::StoreU(hn::BitCast(d8, w), d8, f + i);
+    }
+  } else if (per_byte == 4) {
+    const hn::ScalableTag<std::uint32_t> d32;
+    const hn::Rebind<std::uint8_t, decltype(d32)> dq;
+    const hn::Repartition<std::uint8_t, decltype(d32)> d8;
+    const std::size_t step = 4 * hn::Lanes(d32);
+    const auto three = hn::Set(d32, 3u);
+    for (; i + step <= count; i += step) {
+      const auto b = hn::PromoteTo(d32, hn::LoadU(dq, in + i / 4));
+      const auto w = hn::Or(hn::Or(hn::And(b, three), hn::ShiftLeft<8>(hn::And(hn::ShiftRight<2>(b), three))),
+                            hn::Or(hn::ShiftLeft<16>(hn::And(hn::ShiftRight<4>(b), three)),
+                                   hn::ShiftLeft<24>(hn::ShiftRight<6>(b))));
+      hn::StoreU(hn::BitCast(d8, w), d8, f + i);
+    }
+  }
+#endif
+  const unsigned bits = 8 / per_byte;
+  const unsigned mask = (1u << bits) - 1;
+  for (; i < count; ++i) f[i] = static_cast<std::uint8_t>((in[i / per_byte] >> ((i % per_byte) * bits)) & mask);
+}
+
+// Zero the row's padding after its payload; for reading, whether padding and unused high bits of
+// the last byte are all zero (SPEC §7: nonzero padding is invalid-code).
+inline void ZeroPadding(std::uint8_t* row, std::size_t n, const detail::Packing& p) {
+  const std::size_t payload = (n + p.per_byte - 1) / p.per_byte;
+  if (p.row_bytes > payload) std::memset(row + payload, 0, p.row_bytes - payload);
+}
+inline bool PaddingIsZero(const std::uint8_t* row, std::size_t n, const detail::Packing& p) {
+  const std::size_t payload = (n + p.per_byte - 1) / p.per_byte;
+  const std::size_t used = n % p.per_byte;
+  if (used != 0 && (row[payload - 1] >> (used * (8 / p.per_byte))) != 0) return false;
+  for (std::size_t i = payload; i < p.row_bytes; ++i) {
+    if (row[i] != 0) return false;
+  }
+  return true;
+}
+
+// ------------------------------------------------------------------ quantize
+
+// p + i when the pointer is in use, else null (UBSan rejects offsets on null pointers).
+template <bool kUsed, class T>
+HWY_INLINE T* Offset(T* p, std::size_t i) {
+  if constexpr (kUsed) {
+    return p + i;
+  } else {
+    (void)p;
+    (void)i;
+    return nullptr;
+  }
+}
+
+// Quantizes elements [c0, c1) of one row. Element c uses eff[c / b - j0]. Fields are written to
+// fields[c - c0], codes to codes[c].
+template <Value V, bool kBytes, class VU>
+HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, std::size_t b,
+                              const float* HWY_RESTRICT eff, std::size_t j0, std::int32_t* HWY_RESTRICT codes,
+                              std::uint8_t* HWY_RESTRICT fields, float* HWY_RESTRICT effrow, VU& nan_acc) {
+  const hn::ScalableTag<float> d;
+  const std::size_t lanes = hn::Lanes(d);
+  // Only one of the two outputs exists: no pointer arithmetic on the null one.
+  auto codes_at = [&](std::size_t i) { return Offset<!kBytes>(codes, i); };
+  auto fields_at = [&](std::size_t i) { return Offset<kBytes>(fields, i - c0); };
+  if (b >= lanes) {
+    // Whole vectors inside each block: broadcast its scale.
+    std::size_t j = c0 / b;
+    for (std::size_t c = c0; c < c1; ++j) {
+      const std::size_t e = std::min((j + 1) * b, c1);
+      const float s = eff[j - j0];
+      const auto ev = hn::Set(d, s);
+      std::size_t i = c;
+      for (; i + lanes <= e; i += lanes) {
+        hwy::Prefetch(xr + i + kPrefetch);
+        QuantizeVec<V, kBytes>(d, xr + i, ev, codes_at(i), fields_at(i), nan_acc);
+      }
+      if (i < e) QuantizeTail<V, kBytes>(d, xr + i, nullptr, s, e - i, codes_at(i), fields_at(i), nan_acc);
+      c = e;
+    }
+  } else {
+    // Blocks narrower than a vector: one scale per lane.
+    std::size_t j = c0 / b;
+    for (std::size_t c = c0; c < c1; ++j) {
+      const std::size_t e = std::min((j + 1) * b, c1);
+      std::fill(effrow + (c - c0), effrow + (e - c0), eff[j - j0]);
+      c = e;
+    }
+    std::size_t i = c0;
+    for (; i + lanes <= c1; i += lanes) {
+      hwy::Prefetch(xr + i + kPrefetch);
+      QuantizeVec<V, kBytes>(d, xr + i, hn::LoadU(d, effrow + (i - c0)), codes_at(i), fields_at(i), nan_acc);
+    }
+    if (i < c1) QuantizeTail<V, kBytes>(d, xr + i, effrow + (i - c0), 0.0f, c1 - i, codes_at(i), fields_at(i), nan_acc);
+  }
+}
+
+template <Value V, bool kBytes>
+bool QuantizeRowsT(const QuantizeJob& job) {
+  const RowGeometry& g = job.geo;
+  const hn::ScalableTag<std::int32_t> di;
+  auto nan_acc = hn::Zero(di);  // max |x| bits
+  alignas(64) std::uint8_t fieldbuf[kChunk];
+  alignas(64) float effrow[kChunk];
+  RowWalker walker(g);
+  for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
+    const float* xr = job.x + r * g.n;
+    const float* eff = job.eff + walker.base();
+    std::int32_t* codes = nullptr;
+    std::uint8_t* row = nullptr;
+    if constexpr (kBytes) {
+      row = job.storage + r * job.pack.row_bytes;
+    } else {
+      codes = job.codes + r * g.n;
+    }
+    for (std::size_t c0 = 0; c0 < g.n; c0 += kChunk) {
+      const std::size_t c1 = std::min(g.n, c0 + kChunk);
+      std::uint8_t* fields = nullptr;
+      if constexpr (kBytes) fields = job.pack.per_byte == 1 ? row + c0 : fieldbuf;
+      QuantizeChunk<V, kBytes>(xr, c0, c1, g.b, eff, 0, codes, fields, effrow, nan_acc);
+      if constexpr (kBytes) {
+        if (job.pack.per_byte > 1) PackFields(fieldbuf, c1 - c0, job.pack.per_byte, row + c0 / job.pack.per_byte);
+      }
+    }
+    if constexpr (kBytes) ZeroPadding(row, g.n, job.pack);
+  }
+  return hn::AllFalse(di, hn::Gt(nan_acc, hn::Set(di, 0x7F800000)));
+}
+
+// Max of |x| bits over [x, x + len): NaN > Inf > every finite value.
+HWY_INLINE std::uint32_t AbsMaxSpan(const float* HWY_RESTRICT x, std::size_t len) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const std::size_t lanes = hn::Lanes(d);
+  std::uint32_t m = 0;
+  std::size_t i = 0;
+  if (len >= lanes) {
+    const auto abs_mask = hn::Set(di, 0x7FFFFFFF);
+    auto acc = hn::Zero(di);
+    for (; i + lanes <= len; i += lanes) acc = hn::Max(acc, hn::And(hn::BitCast(di, hn::LoadU(d, x + i)), abs_mask));
+    m = static_cast<std::uint32_t>(hn::GetLane(hn::MaxOfLanes(di, acc)));
+  }
+  for (; i < len; ++i) m = std::max(m, std::bit_cast<std::uint32_t>(x[i]) & 0x7FFFFFFFu);
+  return m;
+}
+
+// SPEC §2 round-up of scales s >= 0 (not NaN) onto a dtype's grid, lane-wise, the same
+// operations as detail::round_up: saturate, fixed-spacing subnormal range, else bit round-up.
+template <ScaleDtype DT, class D>
+HWY_INLINE hn::Vec<D> RoundUpVec(D d, hn::Vec<D> s) {
+  if constexpr (DT == ScaleDtype::f32 || DT == ScaleDtype::ue8m0) {
+    return s;
+  } else {
+    const hn::RebindToUnsigned<D> du;
+    constexpr float kMax = DT == ScaleDtype::f16 ? 65504.0f : DT == ScaleDtype::bf16 ? 0x1.fep127f : 448.0f;
+    constexpr std::uint32_t kStep = DT == ScaleDtype::f16 ? (1u << 13) : DT == ScaleDtype::bf16 ? (1u << 16) : (1u << 20);
+    auto up = hn::BitCast(d, hn::And(hn::Add(hn::BitCast(du, s), hn::Set(du, kStep - 1)), hn::Set(du, ~(kStep - 1))));
+    if constexpr (DT != ScaleDtype::bf16) {
+      constexpr float kSub = DT == ScaleDtype::f16 ? 0x1p-14f : 0x1p-6f;  // below: fixed spacing
+      constexpr float kQ = DT == ScaleDtype::f16 ? 0x1p24f : 0x1p9f;
+      // Exact (powers of 2). Abs: Highway 1.0.3's scalar Ceil(+0) returns -0; s >= 0 here.
+      const auto sub = hn::Mul(hn::Abs(hn::Ceil(hn::Mul(s, hn::Set(d, kQ)))), hn::Set(d, 1.0f / kQ));
+      up = hn::IfThenElse(hn::Lt(s, hn::Set(d, kSub)), sub, up);
+    }
+    return hn::IfThenElse(hn::Ge(s, hn::Set(d, kMax)), hn::Set(d, kMax), up);
+  }
+}
+
+// The stored-scale pattern (SPEC §7) of values already on the dtype grid, as encode_scale gives.
+template <ScaleDtype DT, class D>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> EncodeScaleVec(D d, hn::Vec<D> st) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const auto b = hn::BitCast(du, st);
+  if constexpr (DT == ScaleDtype::f32 || DT == ScaleDtype::ue8m0) {
+    return b;
+  } else if constexpr (DT == ScaleDtype::bf16) {
+    return hn::ShiftRight<16>(b);
+  } else {
+    constexpr int kMbits = DT == ScaleDtype::f16 ? 10 : 3;
+    constexpr int kBias = DT == ScaleDtype::f16 ? 15 : 7;
+    constexpr float kSub = DT == ScaleDtype::f16 ? 0x1p-14f : 0x1p-6f;
+    constexpr float kQ = DT == ScaleDtype::f16 ? 0x1p24f : 0x1p9f;
+    const auto normal = hn::Sub(hn::ShiftRight<23 - kMbits>(b), hn::Set(du, static_cast<std::uint32_t>(127 - kBias) << kMbits));
+    // Subnormal patterns count quanta; the product is an exact small integer there (and large
+    // lanes, converted with saturation, are not selected).
+    const auto sub = hn::BitCast(du, hn::ConvertTo(di, hn::Mul(st, hn::Set(d, kQ))));
+    return hn::IfThenElse(hn::RebindMask(du, hn::Lt(st, hn::Set(d, kSub))), sub, normal);
+  }
+}
+
+// Calibrated scale of each block from its max |x| bits (SPEC §8: fl(fl(2 * alpha) / range)), then
+// stored (round-up), effective (0 becomes 0.1) and encoded, blocks in vector lanes. False when a
+// maximum is NaN or ±Inf or 2 * alpha overflows.
+template <ScaleDtype DT>
+bool BlockScalesT(const std::uint32_t* HWY_RESTRICT amax, std::size_t count, float range, float* HWY_RESTRICT eff,
+                  std::uint8_t* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const hn::RebindToSigned<decltype(d)> di;
+  const std::size_t lanes = hn::Lanes(d);
+  constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
+  constexpr std::size_t w = DT == ScaleDtype::f32 ? 4 : (DT == ScaleDtype::f16 || DT == ScaleDtype::bf16) ? 2 : 1;
+  for (std::size_t i = 0; i < count; i += lanes) {
+    const std::size_t r = std::min(lanes, count - i);
+    alignas(HWY_MAX_BYTES) std::uint32_t ab[kMax] = {};
+    alignas(HWY_MAX_BYTES) float eb[kMax];
+    alignas(HWY_MAX_BYTES) std::uint32_t cb[kMax];
+    std::copy(amax + i, amax + i + r, ab);
+    const auto a = hn::Load(du, ab);
+    if (!hn::AllFalse(di, IGe(hn::BitCast(di, a), hn::Set(di, 0x7F800000)))) return false;
+    const auto twice = hn::Mul(hn::Set(d, 2.0f), hn::BitCast(d, a));
+    if (!hn::AllFalse(d, hn::IsInf(twice))) return false;
+    const auto stored = RoundUpVec<DT>(d, hn::Div(twice, hn::Set(d, range)));
+    hn::Store(hn::IfThenElse(hn::Eq(stored, hn::Zero(d)), hn::Set(d, 0.1f), stored), d, eb);  // burn's valid_scale
+    std::copy(eb, eb + r, eff + i);
+    const auto enc = EncodeScaleVec<DT>(d, stored);
+    if (r == lanes && HWY_TARGET != HWY_SCALAR) {
+      // Whole vectors of patterns straight to the little-endian output (x86 is little-endian).
+      if constexpr (w == 4) {
+        hn::StoreU(enc, du, reinterpret_cast<std::uint32_t*>(out + i * w));
+      } else if constexpr (w == 2) {
+        const hn::Rebind<std::uint16_t, decltype(du)> d16;
+        hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, enc)), d16, reinterpret_cast<std::uint16_t*>(out + i * w));
+      } else {
+        hn::StoreU(hn::U8FromU32(enc), hn::Rebind<std::uint8_t, decltype(du)>(), out + i);
+      }
+    } else {
+      hn::Store(enc, du, cb);
+      for (std::size_t k = 0; k < r; ++k) detail::store_le(out + (i + k) * w, cb[k], w);
+    }
+  }
+  return true;
+}
+
+bool BlockScales(ScaleDtype dt, const std::uint32_t* amax, std::size_t count, float range, float* eff, std::uint8_t* out) {
+  switch (dt) {
+    case ScaleDtype::f32: return BlockScalesT<ScaleDtype::f32>(amax, count, range, eff, out);
+    case ScaleDtype::f16: return BlockScalesT<ScaleDtype::f16>(amax, count, range, eff, out);
+    case ScaleDtype::bf16: return BlockScalesT<ScaleDtype::bf16>(amax, count, range, eff, out);
+    case ScaleDtype::ue4m3: return BlockScalesT<ScaleDtype::ue4m3>(amax, count, range, eff, out);
+    case ScaleDtype::ue8m0: break;  // rejected by validate_scheme
+  }
+  return false;
+}
+
+// Decode of stored-scale patterns (u32 lanes holding w-byte patterns) to floats, exact, and
+// whether each pattern is one serialize writes (no sign bit, not NaN or infinite).
+template <ScaleDtype DT, class D>
+HWY_INLINE hn::Vec<D> DecodeScaleVec(D d, hn::Vec<hn::RebindToUnsigned<D>> e, hn::Mask<D>& ok) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  if constexpr (DT == ScaleDtype::f32 || DT == ScaleDtype::ue8m0) {
+    const auto v = hn::BitCast(d, e);
+    ok = hn::And(hn::RebindMask(d, hn::Eq(hn::ShiftRight<31>(e), hn::Zero(du))), hn::IsFinite(v));
+    return v;
+  } else if constexpr (DT == ScaleDtype::bf16) {
+    const auto v = hn::BitCast(d, hn::ShiftLeft<16>(e));
+    ok = hn::And(hn::RebindMask(d, hn::Eq(hn::ShiftRight<15>(e), hn::Zero(du))), hn::IsFinite(v));
+    return v;
+  } else {
+    constexpr int kMbits = DT == ScaleDtype::f16 ? 10 : 3;
+    constexpr int kBias = DT == ScaleDtype::f16 ? 15 : 7;
+    constexpr int kWidth = DT == ScaleDtype::f16 ? 15 : 7;
+    constexpr std::uint32_t kBad = DT == ScaleDtype::f16 ? 0x7C00u : 0x7Fu;  // first Inf/NaN magnitude
+    constexpr float kQuantum = DT == ScaleDtype::f16 ? 0x1p-24f : 0x1p-9f;
+    ok = hn::RebindMask(d, hn::Lt(hn::BitCast(di, e), hn::Set(di, static_cast<std::int32_t>(kBad))));  // sign clear too
+    const auto normal = hn::BitCast(d, hn::Add(hn::ShiftLeft<23 - kMbits>(e), hn::Set(du, static_cast<std::uint32_t>(127 - kBias) << 23)));
+    const auto sub = hn::Mul(hn::ConvertTo(d, hn::BitCast(di, e)), hn::Set(d, kQuantum));
+    (void)kWidth;
+    return hn::IfThenElse(hn::RebindMask(d, hn::Lt(hn::BitCast(di, e), hn::Set(di, 1 << kMbits))), sub, normal);
+  }
+}
+
+template <ScaleDtype DT>
+bool ScalesT(const detail::ScaleJob& job) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const std::size_t lanes = hn::Lanes(d);
+  constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
+  constexpr std::size_t w = DT == ScaleDtype::f32 ? 4 : (DT == ScaleDtype::f16 || DT == ScaleDtype::bf16) ? 2 : 1;
+  const auto g = hn::Set(d, job.global);
+  auto bad = hn::Zero(du);
+  for (std::size_t i = 0; i < job.count; i += lanes) {
+    const std::size_t r = std::min(lanes, job.count - i);
+    alignas(HWY_MAX_BYTES) float in[kMax] = {};
+    alignas(HWY_MAX_BYTES) std::uint32_t pat[kMax] = {};
+    alignas(HWY_MAX_BYTES) float sb[kMax];
+    alignas(HWY_MAX_BYTES) float eb[kMax];
+    alignas(HWY_MAX_BYTES) std::uint32_t cb[kMax];
+    hn::Vec<decltype(d)> stored;
+    if (job.raw != nullptr) {
+      std::copy(job.raw + i, job.raw + i + r, in);
+      auto v = hn::Load(d, in);
+      v = hn::IfThenZeroElse(hn::Eq(v, hn::Zero(d)), v);  // -0.0 is +0.0
+      const auto invalid = hn::Or(hn::Not(hn::IsFinite(v)), hn::RebindMask(d, hn::Ne(hn::ShiftRight<31>(hn::BitCast(du, v)), hn::Zero(du))));
+      bad = hn::Or(bad, hn::VecFromMask(du, hn::RebindMask(du, invalid)));
+      stored = RoundUpVec<DT>(d, hn::IfThenZeroElse(invalid, v));
+    } else {
+      for (std::size_t k = 0; k < r; ++k) {
+        std::uint32_t e = 0;
+        for (std::size_t b = 0; b < w; ++b) e |= static_cast<std::uint32_t>(job.encoded[(i + k) * w + b]) << (8 * b);
+        pat[k] = e;
+      }
+      hn::Mask<decltype(d)> ok;
+      stored = DecodeScaleVec<DT>(d, hn::Load(du, pat), ok);
+      bad = hn::Or(bad, hn::VecFromMask(du, hn::RebindMask(du, hn::Not(ok))));
+      stored = hn::IfThenElseZero(ok, stored);
+    }
+    auto eff = stored;
+    if (job.has_global) {
+      eff = hn::Mul(g, stored);
+      bad = hn::Or(bad, hn::VecFromMask(du, hn::RebindMask(du, hn::IsInf(eff))));
+    }
+    hn::Store(hn::IfThenElse(hn::Eq(eff, hn::Zero(d)), hn::Set(d, 0.1f), eff), d, eb);  // burn's valid_scale
+    std::copy(eb, eb + r, job.eff + i);
+    if (job.stored != nullptr) {
+      hn::Store(stored, d, sb);
+      std::copy(sb, sb + r, job.stored + i);
+    }
+    if (job.out_encoded != nullptr) {
+      hn::Store(EncodeScaleVec<DT>(d, stored), du, cb);
+      for (std::size_t k = 0; k < r; ++k) detail::store_le(job.out_encoded + (i + k) * w, cb[k], w);
+    }
+  }
+  return hn::AllFalse(du, hn::Ne(bad, hn::Zero(du)));
+}
+
+bool Scales(const detail::ScaleJob& job) {
+  switch (job.dtype) {
+    case ScaleDtype::f32: return ScalesT<ScaleDtype::f32>(job);
+    case ScaleDtype::f16: return ScalesT<ScaleDtype::f16>(job);
+    case ScaleDtype::bf16: return ScalesT<ScaleDtype::bf16>(job);
+    case ScaleDtype::ue4m3: return ScalesT<ScaleDtype::ue4m3>(job);
+    case ScaleDtype::ue8m0: break;  // rejected by validate_scheme
+  }
+  return false;
+}
+
+// One-level per-block minmax calibration and quantize in one pass (SPEC §8 then §5): per chunk,
+// the block maxima, then each block's scale exactly as calibrate and quantize compute it, then
+// the codes while the chunk is still in L1. Returns false, having written garbage, when the data
+// holds NaN or ±Inf or a block's 2 * alpha overflows: the caller then takes the unfused path,
+// which reports the reference's error.
+template <Value V>
+bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
+  const RowGeometry& g = job.geo;
+  const hn::ScalableTag<std::int32_t> di;
+  auto nan_acc = hn::Zero(di);  // unused: the block maxima already exclude NaN
+  alignas(64) std::uint8_t fieldbuf[kChunk];
+  alignas(64) float effrow[kChunk];
+  alignas(64) float eff[kChunk];
+  alignas(64) std::uint32_t amax[kChunk];
+  const std::size_t b = g.b;
+  const std::size_t chunk = kChunk / b * b;
+  const std::size_t w = scale_bytes(job.dtype);
+  const float range = info(V).hi - info(V).lo;
+  RowWalker walker(g);
+  for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
+    const float* xr = job.x + r * g.n;
+    std::uint8_t* row = job.storage + r * job.pack.row_bytes;
+    for (std::size_t c0 = 0; c0 < g.n; c0 += chunk) {
+      const std::size_t c1 = std::min(g.n, c0 + chunk);
+      const std::size_t j0 = c0 / b;
+      const std::size_t blocks = (c1 - c0) / b;
+      for (std::size_t j = 0; j < blocks; ++j) {
+        PrefetchBytes(xr + c0 + j * b + kPrefetch, b * sizeof(float));
+        amax[j] = AbsMaxSpan(xr + c0 + j * b, b);
+      }
+      if (!BlockScales(job.dtype, amax, blocks, range, eff, job.scales + (walker.base() + j0) * w)) return false;
+      std::uint8_t* fields = job.pack.per_byte == 1 ? row + c0 : fieldbuf;
+      QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, nan_acc);
+      if (job.pack.per_byte > 1) PackFields(fieldbuf, c1 - c0, job.pack.per_byte, row + c0 / job.pack.per_byte);
+    }
+    ZeroPadding(row, g.n, job.pack);
+  }
+  return true;
+}
+
+// Per-block max of |x| bits for calibration (blocks of any shape, via the row walker).
+void AbsMaxRowsImpl(const AbsMaxJob& job) {
+  const RowGeometry& g = job.geo;
+  RowWalker walker(g);
+  for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
+    const float* xr = job.x + r * g.n;
+    std::uint32_t* amax = job.amax + walker.base();
+    std::size_t j = 0;
+    for (std::size_t c = 0; c < g.n; ++j) {
+      const std::size_t e = std::min(c + g.b, g.n);
+      amax[j] = std::max(amax[j], AbsMaxSpan(xr + c, e - c));
+      c = e;
+    }
+  }
+}
+
+// ------------------------------------------------------------------ dequantize
+
+// One vector of dequantize: checks the codes are canonical (SPEC §7) and writes eff * decode(q).
+template <Value V, bool kBytes, class D, class VU>
+HWY_INLINE void DequantizeVec(D d, const std::uint8_t* HWY_RESTRICT fields, const std::int32_t* HWY_RESTRICT codes,
+                              hn::Vec<D> eff, float* HWY_RESTRICT out, VU& bad_acc) {
+  using F = Fmt<V>;
+  const hn::RebindToSigned<D> di;
+  const hn::RebindToUnsigned<D> du;
+  hn::Vec<decltype(di)> code;
+  hn::Mask<decltype(di)> valid;
+  if constexpr (kBytes) {
+    const hn::Rebind<std::uint8_t, D> d8;
+    const auto f = hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, fields)));
+    if constexpr (!F::kMini) {
+      const auto sign = hn::Set(di, static_cast<std::int32_t>(1u << (F::kBits - 1)));
+      code = hn::Sub(hn::Xor(f, sign), sign);  // sign-extend the field
+      valid = hn::And(ILe(f, hn::Set(di, static_cast<std::int32_t>(F::kMask))),
+                      IGe(code, hn::Set(di, static_cast<std::int32_t>(F::kLo))));
+    } else {
+      code = f;
+    }
+  } else {
+    code = hn::LoadU(di, codes);
+    if constexpr (!F::kMini) {
+      valid = hn::And(IGe(code, hn::Set(di, static_cast<std::int32_t>(F::kLo))),
+                      ILe(code, hn::Set(di, static_cast<std::int32_t>(F::kHi))));
+    }
+  }
+  hn::Vec<D> value;
+  if constexpr (!F::kMini) {
+    value = hn::ConvertTo(d, code);
+  } else {
+    const auto mag = hn::And(code, hn::Set(di, static_cast<std::int32_t>(F::kMagMask)));
+    valid = hn::And(hn::And(IGe(code, hn::Zero(di)), ILe(code, hn::Set(di, static_cast<std::int32_t>(2 * F::kMagMask + 1)))),
+                    ILe(mag, hn::Set(di, static_cast<std::int32_t>(F::kMaxCode))));
+    const auto normal = hn::BitCast(d, hn::Add(hn::ShiftLeft<23 - F::kMbits>(mag), hn::Set(di, (127 - F::kBias) << 23)));
+    const auto sub = hn::Mul(hn::ConvertTo(d, mag), hn::Set(d, std::ldexp(1.0f, 1 - F::kBias - F::kMbits)));
+    value = hn::IfThenElse(hn::RebindMask(d, hn::Lt(mag, hn::Set(di, 1 << F::kMbits))), sub, normal);
+    const auto sign = hn::ShiftLeft<31 - F::kWidth>(hn::And(code, hn::Set(di, 1 << F::kWidth)));
+    value = hn::Or(value, hn::BitCast(d, sign));
+  }
+  bad_acc = hn::Or(bad_acc, hn::VecFromMask(du, hn::RebindMask(du, hn::Not(valid))));
+  hn::StoreU(hn::Mul(eff, value), d, out);
+}
+
+// The last r < Lanes(d) elements, through zero-padded copies (code 0 is canonical everywhere).
+template <Value V, bool kBytes, class D, class VU>
+HWY_INLINE void DequantizeTail(D d, const std::uint8_t* HWY_RESTRICT fields, const std::int32_t* HWY_RESTRICT codes,
+                               const float* HWY_RESTRICT effp, float eff, std::size_t r, float* HWY_RESTRICT out,
+                               VU& bad_acc) {
+  constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
+  alignas(HWY_MAX_BYTES) std::uint8_t fb[kMax] = {};
+  alignas(HWY_MAX_BYTES) std::int32_t cb[kMax] = {};
+  alignas(HWY_MAX_BYTES) float eb[kMax];
+  alignas(HWY_MAX_BYTES) float ob[kMax];
+  if constexpr (kBytes) {
+    std::copy(fields, fields + r, fb);
+  } else {
+    std::copy(codes, codes + r, cb);
+  }
+  std::fill(eb, eb + kMax, 1.0f);
+  if (effp != nullptr) std::copy(effp, effp + r, eb);
+  const auto ev = effp != nullptr ? hn::Load(d, eb) : hn::Set(d, eff);
+  DequantizeVec<V, kBytes>(d, fb, cb, ev, ob, bad_acc);
+  std::copy(ob, ob + r, out);
+}
+
+template <Value V, bool kBytes>
+bool DequantizeRowsT(const DequantizeJob& job) {
+  const RowGeometry& g = job.geo;
+  const hn::ScalableTag<float> d;
+  const hn::ScalableTag<std::uint32_t> du;
+  const std::size_t lanes = hn::Lanes(d);
+  auto bad = hn::Zero(du);
+  bool padding_ok = true;
+  alignas(64) std::uint8_t fieldbuf[kChunk];
+  alignas(64) float effrow[kChunk];
+  RowWalker walker(g);
+  for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
+    const float* eff = job.eff + walker.base();
+    float* out = job.out + r * g.n;
+    const std::int32_t* codes = nullptr;
+    const std::uint8_t* row = nullptr;
+    if constexpr (kBytes) {
+      row = job.storage + r * job.pack.row_bytes;
+      padding_ok = padding_ok && PaddingIsZero(row, g.n, job.pack);
+    } else {
+      codes = job.codes + r * g.n;
+    }
+    for (std::size_t c0 = 0; c0 < g.n; c0 += kChunk) {
+      const std::size_t c1 = std::min(g.n, c0 + kChunk);
+      const std::uint8_t* fields = nullptr;
+      if constexpr (kBytes) {
+        PrefetchBytes(row + (c0 + kChunk) / job.pack.per_byte, kChunk / job.pack.per_byte);
+        if (job.pack.per_byte == 1) {
+          fields = row + c0;
+        } else {
+          UnpackFields(row + c0 / job.pack.per_byte, c1 - c0, job.pack.per_byte, fieldbuf);
+          fields = fieldbuf;
+        }
+      }
+      auto fields_at = [&](std::size_t i) { return Offset<kBytes>(fields, i - c0); };
+      auto codes_at = [&](std::size_t i) { return Offset<!kBytes>(codes, i); };
+      if (g.b >= lanes) {
+        std::size_t j = c0 / g.b;
+        for (std::size_t c = c0; c < c1; ++j) {
+          const std::size_t e = std::min((j + 1) * g.b, c1);
+          const float s = eff[j];
+          const auto ev = hn::Set(d, s);
+          std::size_t i = c;
+          for (; i + lanes <= e; i += lanes) DequantizeVec<V, kBytes>(d, fields_at(i), codes_at(i), ev, out + i, bad);
+          if (i < e) DequantizeTail<V, kBytes>(d, fields_at(i), codes_at(i), nullptr, s, e - i, out + i, bad);
+          c = e;
+        }
+      } else {
+        std::size_t j = c0 / g.b;
+        for (std::size_t c = c0; c < c1; ++j) {
+          const std::size_t e = std::min((j + 1) * g.b, c1);
+          std::fill(effrow + (c - c0), effrow + (e - c0), eff[j]);
+          c = e;
+        }
+        std::size_t i = c0;
+        for (; i + lanes <= c1; i += lanes) {
+          DequantizeVec<V, kBytes>(d, fields_at(i), codes_at(i), hn::LoadU(d, effrow + (i - c0)), out + i, bad);
+        }
+        if (i < c1) DequantizeTail<V, kBytes>(d, fields_at(i), codes_at(i), effrow + (i - c0), 0.0f, c1 - i, out + i, bad);
+      }
+    }
+  }
+  return padding_ok && hn::AllFalse(du, hn::Ne(bad, hn::Zero(du)));
+}
+
+// ------------------------------------------------------------------ pack / unpack codes
+
+// Canonical-code rule (SPEC §7) as ranges: clo <= code <= chi and (code & magmask) <= maxmag;
+// fields are code & mask, read back with `sign` extension (0 for unsigned kinds).
+struct CodeRule {
+  std::int32_t clo, chi, magmask, maxmag, mask, sign;
+};
+
+inline CodeRule RuleOf(detail::CodeKind kind, Value v) {
+  const ValueInfo& vi = info(v);
+  const auto mask = static_cast<std::int32_t>((1u << vi.bits) - 1);
+  switch (kind) {
+    case detail::CodeKind::integer:
+      return {static_cast<std::int32_t>(vi.lo), static_cast<std::int32_t>(vi.hi), 0, 0, mask,
+              static_cast<std::int32_t>(1u << (vi.bits - 1))};
+    case detail::CodeKind::minifloat: {
+      const std::int32_t mag = mask >> 1;
+      const std::int32_t maxcode = v == Value::e4m3 ? 0x7E : v == Value::e5m2 ? 0x7B : 0x7;
+      return {0, mask, mag, maxcode, mask, 0};
+    }
+    case detail::CodeKind::index: break;
+  }
+  return {0, mask, 0, 0, mask, 0};
+}
+
+template <class D>
+HWY_INLINE hn::Mask<D> CodeValid(D di, hn::Vec<D> code, const CodeRule& rule) {
+  return hn::And(hn::And(IGe(code, hn::Set(di, rule.clo)), ILe(code, hn::Set(di, rule.chi))),
+                 ILe(hn::And(code, hn::Set(di, rule.magmask)), hn::Set(di, rule.maxmag)));
+}
+
+bool PackRowsImpl(const PackJob& job) {
+  const RowGeometry& g = job.geo;
+  const CodeRule rule = RuleOf(job.kind, job.value);
+  const hn::ScalableTag<std::int32_t> di;
+  const hn::CappedTag<std::int32_t, 1> di1;
+  const std::size_t lanes = hn::Lanes(di);
+  auto bad = hn::Zero(di);
+  auto bad1 = hn::Zero(di1);
+  alignas(64) std::uint8_t fieldbuf[kChunk];
+  auto one = [&](auto d, auto& acc, const std::int32_t* c, std::uint8_t* f) HWY_ATTR {
+    const auto code = hn::LoadU(d, c);
+    acc = hn::Or(acc, hn::VecFromMask(d, hn::Not(CodeValid(d, code, rule))));
+    const hn::Rebind<std::uint8_t, decltype(d)> d8;
+    hn::StoreU(hn::DemoteTo(d8, hn::And(code, hn::Set(d, rule.mask))), d8, f);
+  };
+  for (std::size_t r = 0; r < g.rows; ++r) {
+    const std::int32_t* codes = job.codes + r * g.n;
+    std::uint8_t* row = job.storage + r * job.pack.row_bytes;
+    for (std::size_t c0 = 0; c0 < g.n; c0 += kChunk) {
+      const std::size_t c1 = std::min(g.n, c0 + kChunk);
+      std::uint8_t* fields = job.pack.per_byte == 1 ? row + c0 : fieldbuf;
+      std::size_t i = c0;
+      for (; i + lanes <= c1; i += lanes) one(di, bad, codes + i, fields + (i - c0));
+      for (; i < c1; ++i) one(di1, bad1, codes + i, fields + (i - c0));
+      if (job.pack.per_byte > 1) PackFields(fieldbuf, c1 - c0, job.pack.per_byte, row + c0 / job.pack.per_byte);
+    }
+    ZeroPadding(row, g.n, job.pack);
+  }
+  return hn::AllFalse(di, hn::Ne(bad, hn::Zero(di))) && hn::AllFalse(di1, hn::Ne(bad1, hn::Zero(di1)));
+}
+
+bool UnpackRowsImpl(const PackJob& job) {
+  const RowGeometry& g = job.geo;
+  const CodeRule rule = RuleOf(job.kind, job.value);
+  const hn::ScalableTag<std::int32_t> di;
+  const hn::CappedTag<std::int32_t, 1> di1;
+  const std::size_t lanes = hn::Lanes(di);
+  auto bad = hn::Zero(di);
+  auto bad1 = hn::Zero(di1);
+  bool padding_ok = true;
+  alignas(64) std::uint8_t fieldbuf[kChunk];
+  auto one = [&](auto d, auto& acc, const std::uint8_t* f, std::int32_t* c) HWY_ATTR {
+    const hn::Rebind<std::uint8_t, decltype(d)> d8;
+    const hn::RebindToUnsigned<decltype(d)> du;
+    const auto field = hn::BitCast(d, hn::PromoteTo(du, hn::LoadU(d8, f)));
+    const auto sign = hn::Set(d, rule.sign);
+    const auto code = hn::Sub(hn::Xor(field, sign), sign);
+    const auto valid = hn::And(CodeValid(d, code, rule), ILe(field, hn::Set(d, rule.mask)));
+    acc = hn::Or(acc, hn::VecFromMask(d, hn::Not(valid)));
+    hn::StoreU(code, d, c);
+  };
+  for (std::size_t r = 0; r < g.rows; ++r) {
+    std::int32_t* codes = job.codes + r * g.n;
+    const std::uint8_t* row = job.storage + r * job.pack.row_bytes;
+    padding_ok = padding_ok && PaddingIsZero(row, g.n, job.pack);
+    for (std::size_t c0 = 0; c0 < g.n; c0 += kChunk) {
+      const std::size_t c1 = std::min(g.n, c0 + kChunk);
+      const std::uint8_t* fields = row + c0;
+      if (job.pack.per_byte > 1) {
+        UnpackFields(row + c0 / job.pack.per_byte, c1 - c0, job.pack.per_byte, fieldbuf);
+        fields = fieldbuf;
+      }
+      std::size_t i = c0;
+      for (; i + lanes <= c1; i += lanes) one(di, bad, fields + (i - c0), codes + i);
+      for (; i < c1; ++i) one(di1, bad1, fields + (i - c0), codes + i);
+    }
+  }
+  return padding_ok && hn::AllFalse(di, hn::Ne(bad, hn::Zero(di))) && hn::AllFalse(di1, hn::Ne(bad1, hn::Zero(di1)));
+}
+
+// ------------------------------------------------------------------ value dispatch
+
+#define QCONFORM_OPT_VALUE_SWITCH(v, CALL)                \
+  switch (v) {                                            \
+    case Value::q8f: return CALL(Value::q8f);             \
+    case Value::q8s: return CALL(Value::q8s);             \
+    case Value::q4f: return CALL(Value::q4f);             \
+    case Value::q4s: return CALL(Value::q4s);             \
+    case Value::q2f: return CALL(Value::q2f);             \
+    case Value::q2s: return CALL(Value::q2s);             \
+    case Value::e4m3: return CALL(Value::e4m3);           \
+    case Value::e5m2: return CALL(Value::e5m2);           \
+    case Value::e2m1: return CALL(Value::e2m1);           \
+  }
+
+bool QuantizeRows(const QuantizeJob& job) {
+#define QCONFORM_OPT_CALL(V) job.storage ? QuantizeRowsT<V, true>(job) : QuantizeRowsT<V, false>(job)
+  QCONFORM_OPT_VALUE_SWITCH(job.value, QCONFORM_OPT_CALL)
+#undef QCONFORM_OPT_CALL
+  return false;
+}
+
+bool DequantizeRows(const DequantizeJob& job) {
+#define QCONFORM_OPT_CALL(V) job.storage ? DequantizeRowsT<V, true>(job) : DequantizeRowsT<V, false>(job)
+  QCONFORM_OPT_VALUE_SWITCH(job.value, QCONFORM_OPT_CALL)
+#undef QCONFORM_OPT_CALL
+  return false;
+}
+
+bool CalibrateQuantizeRows(const CalibrateQuantizeJob& job) {
+#define QCONFORM_OPT_CALL(V) CalibrateQuantizeRowsT<V>(job)
+  QCONFORM_OPT_VALUE_SWITCH(job.value, QCONFORM_OPT_CALL)
+#undef QCONFORM_OPT_CALL
+  return false;
+}
+
+#undef QCONFORM_OPT_VALUE_SWITCH
+
+void AbsMaxRows(const AbsMaxJob& job) { AbsMaxRowsImpl(job); }
+bool PackRows(const PackJob& job) { return PackRowsImpl(job); }
+bool UnpackRows(const PackJob& job) { return UnpackRowsImpl(job); }
+
+// ------------------------------------------------------------------ bandwidth ceilings
+
+void Ceiling4to1(const float* HWY_RESTRICT in, std::uint8_t* HWY_RESTRICT out, std::size_t n) {
+  const hn::ScalableTag<std::uint32_t> du;
+  const hn::RebindToFloat<decltype(du)> df;
+  const hn::Rebind<std::uint8_t, decltype(du)> d8;
+  const std::size_t lanes = hn::Lanes(du);
+  std::size_t i = 0;
+  // The low byte of each element: no arithmetic (U8FromU32 gathers low bytes; see QuantizeVec).
+  for (; i + lanes <= n; i += lanes) {
+    hwy::Prefetch(in + i + kPrefetch);  // as the quantize loops do
+    hn::StoreU(hn::U8FromU32(hn::BitCast(du, hn::LoadU(df, in + i))), d8, out + i);
+  }
+  for (; i < n; ++i) out[i] = static_cast<std::uint8_t>(std::bit_cast<std::uint32_t>(in[i]));
+}
+
+void Ceiling1to4(const std::uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n) {
+  const hn::ScalableTag<std::uint32_t> du;
+  const hn::RebindToFloat<decltype(du)> df;
+  const hn::Rebind<std::uint8_t, decltype(du)> d8;
+  const std::size_t lanes = hn::Lanes(du);
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    if (i % kChunk == 0) PrefetchBytes(in + i + kChunk, kChunk);  // as the dequantize loops do
+    hn::StoreU(hn::BitCast(df, hn::PromoteTo(du, hn::LoadU(d8, in + i))), df, out + i);
+  }
+  for (; i < n; ++i) out[i] = std::bit_cast<float>(static_cast<std::uint32_t>(in[i]));
+}
+
+std::int64_t TargetOfThisCode() { return HWY_TARGET; }
+
+}  // namespace qconform::optimized::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard

@@ -1,0 +1,773 @@
+// Differential tests: every SIMD target this CPU supports against the reference, bit for bit
+// (codes, stored scale bits, serialized bytes, dequantized float bits) or the same error kind.
+//
+// Each test instance is named after its target and first checks that dispatch really reaches
+// that target's code; a full run (no --gtest_filter) also fails if a supported target was never
+// exercised. Inputs are deterministic (fixed seeds printed on failure); rerun one case with
+// --gtest_filter='Targets/Diff.<Test>/<target>'.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+#include "qconform/optimized.h"
+#include "qconform/reference.h"
+
+namespace {
+
+namespace qc = qconform;
+namespace opt = qconform::optimized;
+using qc::Value;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::string hexf(float x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", static_cast<double>(x));
+  return buf;
+}
+std::uint32_t bits(float x) { return std::bit_cast<std::uint32_t>(x); }
+
+std::vector<std::int64_t> supported_targets() {
+  std::vector<std::int64_t> out;
+  for (const opt::Target& t : opt::targets()) {
+    if (t.supported) out.push_back(t.bits);
+  }
+  return out;
+}
+
+std::set<std::int64_t>& exercised() {
+  static std::set<std::int64_t> s;
+  return s;
+}
+
+// A full run must have gone through every supported target at least once.
+class EveryTargetRan : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (::testing::GTEST_FLAG(filter) != "*") return;
+    for (std::int64_t t : supported_targets()) {
+      if (exercised().count(t) == 0) ADD_FAILURE() << "supported target " << opt::target_name(t) << " was never exercised";
+    }
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kEnv = ::testing::AddGlobalTestEnvironment(new EveryTargetRan);
+
+qc::Scheme scheme(const std::string& text) {
+  qc::Result<qc::Scheme> s = qc::parse_scheme(text);
+  if (!s.ok()) ADD_FAILURE() << "bad scheme in test: " << text;
+  return s.ok() ? s.value() : qc::Scheme{};
+}
+
+std::string describe(const qc::Scheme& s, const qc::Shape& shape) {
+  std::ostringstream o;
+  o << qc::print_scheme(s) << " shape [";
+  for (std::size_t i = 0; i < shape.size(); ++i) o << (i ? "x" : "") << shape[i];
+  o << "]";
+  return o.str();
+}
+
+std::string kind_of(const qc::Error& e) { return std::string(qc::to_string(e.kind)) + " (" + e.message + ")"; }
+
+// ------------------------------------------------------------------ inputs
+
+// Values of y = x / eff that matter for `v`: exact ties, one ulp either side, boundaries.
+std::vector<float> edge_ys(Value v) {
+  std::vector<float> ys = {0.0f, -0.0f, 0.49999997f, -0.49999997f, 0.5f, -0.5f, 1e30f, -1e30f, 1e-30f, -1e-30f};
+  const qc::ValueInfo& vi = qc::info(v);
+  auto around = [&ys](float y) {
+    ys.push_back(y);
+    ys.push_back(std::nextafter(y, kInf));
+    ys.push_back(std::nextafter(y, -kInf));
+  };
+  if (!vi.minifloat) {
+    for (int k = static_cast<int>(vi.lo) - 3; k <= static_cast<int>(vi.hi) + 3; ++k) {
+      around(static_cast<float>(k));
+      around(static_cast<float>(k) + 0.5f);
+      ys.push_back(static_cast<float>(k) + 0.25f);
+    }
+  } else {
+    // Every representable magnitude and every midpoint between neighbours (RNE ties).
+    std::vector<float> mags;
+    for (unsigned c = 0; c < 256; ++c) {
+      if (!qc::minifloat_code_is_canonical(static_cast<std::uint8_t>(c), v)) continue;
+      const float m = qc::decode_minifloat(static_cast<std::uint8_t>(c), v);
+      if (!std::signbit(m)) mags.push_back(m);
+    }
+    std::sort(mags.begin(), mags.end());
+    for (std::size_t i = 0; i < mags.size(); ++i) {
+      around(mags[i]);
+      around(-mags[i]);
+      if (i + 1 < mags.size()) {
+        const float mid = (mags[i] + mags[i + 1]) / 2;
+        around(mid);
+        around(-mid);
+      }
+    }
+    const float mx = vi.hi;
+    for (float f : {1.03125f, 1.0625f, 1.09375f, 1.125f, 2.0f, 1e6f}) {
+      around(mx * f);
+      around(-mx * f);
+    }
+  }
+  return ys;
+}
+
+// x values that do not scale: zeros, subnormals, saturation, infinities.
+const std::vector<float>& raw_specials() {
+  static const std::vector<float> v = {0.0f,  -0.0f,  std::numeric_limits<float>::denorm_min(), -1e-45f, 1e-40f, -1e-39f,
+                                       FLT_MIN, -FLT_MIN, FLT_MAX, -FLT_MAX, kInf, -kInf, 3.0f, -7.5f};
+  return v;
+}
+
+// Block scales before round-up: powers of two keep ties exact; the rest stress division.
+float pick_scale(std::size_t k, int pattern, std::mt19937& rng) {
+  static const float pow2[] = {1.0f, 0.5f, 2.0f, 4.0f, 0.25f, 0x1p-10f, 128.0f, 0.125f};
+  static const float odd[] = {0.1f, 3.0f, 0.0f, -0.0f, 1e-42f, 7e-3f, 1.7f, 1000.0f, 1e-20f, 0.3333f};
+  if (pattern == 0) return pow2[k % std::size(pow2)];
+  if (pattern == 1) return odd[k % std::size(odd)];
+  std::uniform_real_distribution<float> u(-20.0f, 4.0f);
+  return std::exp2(u(rng));
+}
+
+struct Case {
+  qc::Scheme s;
+  qc::Shape shape;
+  std::vector<float> buf;  // data starts at buf[offset]: odd offsets misalign it
+  std::size_t offset = 0;
+  std::size_t count = 0;
+  std::vector<float> scales;
+  std::optional<float> global;
+  std::optional<std::vector<float>> table;
+  std::string label;
+
+  [[nodiscard]] std::span<const float> data() const { return std::span<const float>(buf).subspan(offset, count); }
+  [[nodiscard]] qc::Table tbl() const { return table ? qc::Table(std::span<const float>(*table)) : std::nullopt; }
+};
+
+// A valid case for `s` and `shape` (when the scheme and shape are valid), deterministic in seed.
+Case make_case(const qc::Scheme& s, const qc::Shape& shape, int scale_pattern, std::uint32_t seed, std::size_t offset = 0) {
+  Case c;
+  c.s = s;
+  c.shape = shape;
+  c.offset = offset;
+  std::mt19937 rng(seed);
+  std::ostringstream label;
+  label << describe(s, shape) << " scales#" << scale_pattern << " seed " << seed << " offset " << offset;
+  c.label = label.str();
+  // block_of needs a layout of a valid scheme (a zero block dim would divide by zero).
+  qc::Result<qc::Layout> l = qc::validate_scheme(s).ok() ? qc::make_layout(s, shape) : qc::Result<qc::Layout>(qc::Error{});
+  std::size_t count = 1;
+  for (std::size_t n : shape) count *= n;
+  c.count = count;
+  c.buf.assign(count + offset + 1, 1234.5f);
+  const std::size_t nscales = l.ok() ? l->scale_count : 1;
+  for (std::size_t k = 0; k < nscales; ++k) c.scales.push_back(pick_scale(k + seed, scale_pattern, rng));
+  if (s.two_level()) c.global = scale_pattern == 0 ? 0.5f : 0.0123f;
+  if (s.mode == qc::Mode::lookup) {
+    std::vector<float> t(std::size_t{1} << qc::info(s.value).bits);
+    for (std::size_t i = 0; i < t.size(); ++i) t[i] = static_cast<float>(static_cast<int>(i) - static_cast<int>(t.size() / 2)) * 0.75f;
+    if (t.size() > 2) t[1] = t[2];  // a duplicate entry: ties go to the lower index
+    c.table = t;
+  }
+  // The effective scale of each element's block, as the reference computes it.
+  std::vector<float> eff(nscales, 1.0f);
+  if (l.ok()) {
+    for (std::size_t k = 0; k < nscales; ++k) {
+      const float raw = c.scales[k] == 0.0f ? 0.0f : c.scales[k];
+      qc::Result<float> st = qc::round_up_scale(raw, s.scale_dtype());
+      eff[k] = qc::effective_scale(st.ok() ? st.value() : 1.0f, c.global);
+    }
+  }
+  const std::vector<float> ys = edge_ys(s.value);
+  std::uniform_int_distribution<std::size_t> pick(0, ys.size() - 1);
+  std::uniform_real_distribution<float> wide(-2.0f * qc::info(s.value).hi, 2.0f * qc::info(s.value).hi);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t k = l.ok() ? qc::block_of(*l, i) : 0;
+    float x;
+    switch ((i * 5 + seed) % 8) {
+      case 0: x = raw_specials()[(i + seed) % raw_specials().size()]; break;
+      case 1: x = wide(rng) * eff[k]; break;
+      default: x = ys[pick(rng)] * eff[k]; break;
+    }
+    c.buf[offset + i] = x;
+  }
+  return c;
+}
+
+// ------------------------------------------------------------------ comparisons
+
+void expect_same_floats(const std::vector<float>& want, std::span<const float> got, const std::string& what) {
+  ASSERT_EQ(want.size(), got.size()) << what;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (bits(want[i]) != bits(got[i])) {
+      ADD_FAILURE() << what << " differs at [" << i << "]: reference " << hexf(want[i]) << ", optimized " << hexf(got[i]);
+      return;
+    }
+  }
+}
+
+void expect_same_tensor(const qc::QTensor& want, const qc::QTensor& got, const Case& c) {
+  EXPECT_EQ(want.scheme, got.scheme);
+  EXPECT_EQ(want.shape, got.shape);
+  ASSERT_EQ(want.codes.size(), got.codes.size());
+  for (std::size_t i = 0; i < want.codes.size(); ++i) {
+    if (want.codes[i] != got.codes[i]) {
+      qc::Result<qc::Layout> l = qc::make_layout(c.s, c.shape);
+      const std::size_t k = l.ok() ? qc::block_of(*l, i) : 0;
+      const float stored = k < want.scales.size() ? want.scales[k] : 0.0f;
+      const float x = i < c.count ? c.data()[i] : 0.0f;
+      ADD_FAILURE() << "code [" << i << "] differs: input " << hexf(x) << " stored scale " << hexf(stored)
+                    << " eff " << hexf(qc::effective_scale(stored, want.global)) << " reference code " << want.codes[i]
+                    << " optimized code " << got.codes[i];
+      return;
+    }
+  }
+  expect_same_floats(want.scales, got.scales, "stored scales");
+  ASSERT_EQ(want.global.has_value(), got.global.has_value());
+  if (want.global) {
+    EXPECT_EQ(bits(*want.global), bits(*got.global)) << "global";
+  }
+}
+
+template <class T, class U>
+void expect_same_result(const qc::Result<T>& want, const qc::Result<U>& got, const std::string& what) {
+  ASSERT_EQ(want.ok(), got.ok()) << what << ": reference " << (want.ok() ? "ok" : kind_of(want.error())) << ", optimized "
+                                 << (got.ok() ? "ok" : kind_of(got.error()));
+  if (!want.ok()) {
+    EXPECT_EQ(want.kind(), got.kind()) << what << ": " << kind_of(want.error()) << " vs " << kind_of(got.error());
+  }
+}
+
+std::size_t expected_bytes(const Case& c) {
+  qc::Result<qc::Layout> l = qc::make_layout(c.s, c.shape);
+  return l.ok() ? l->total_bytes : 0;
+}
+
+// Every operation on one case: quantize (both APIs), serialize, dequantize (both APIs), parse,
+// pack/unpack, and the output-size errors of the allocation-free paths.
+void check_case(const Case& c, std::int64_t target) {
+  SCOPED_TRACE(c.label);
+  const qc::Result<qc::QTensor> want = qc::quantize(c.s, c.shape, c.data(), c.scales, c.global, c.tbl());
+  const qc::Result<qc::QTensor> got = opt::quantize(c.s, c.shape, c.data(), c.scales, c.global, c.tbl(), target);
+  expect_same_result(want, got, "quantize");
+  if (!want.ok() || !got.ok()) {
+    std::vector<std::uint8_t> out(expected_bytes(c));
+    const qc::Status st = opt::quantize_into(c.s, c.shape, c.data(), c.scales, c.global, out, c.tbl(), target);
+    if (!want.ok()) {
+      ASSERT_FALSE(st.ok()) << "quantize_into accepted what quantize rejects";
+      EXPECT_EQ(st.kind(), want.kind()) << "quantize_into: " << kind_of(st.error());
+    }
+    return;
+  }
+  expect_same_tensor(*want, *got, c);
+
+  const qc::Result<std::vector<std::uint8_t>> bytes = qc::serialize(*want);
+  ASSERT_TRUE(bytes.ok()) << kind_of(bytes.error());
+  const qc::Result<std::vector<std::uint8_t>> obytes = opt::serialize(*want, target);
+  ASSERT_TRUE(obytes.ok()) << kind_of(obytes.error());
+  EXPECT_EQ(*bytes, *obytes) << "serialize";
+
+  std::vector<std::uint8_t> into(bytes->size(), 0xA5);
+  const qc::Status st = opt::quantize_into(c.s, c.shape, c.data(), c.scales, c.global, into, c.tbl(), target);
+  ASSERT_TRUE(st.ok()) << kind_of(st.error());
+  EXPECT_EQ(*bytes, into) << "quantize_into";
+  std::vector<std::uint8_t> longer(bytes->size() + 1);
+  EXPECT_EQ(opt::quantize_into(c.s, c.shape, c.data(), c.scales, c.global, longer, c.tbl(), target).kind(),
+            qc::ErrorKind::trailing_bytes);
+  if (!bytes->empty()) {
+    std::vector<std::uint8_t> shorter(bytes->size() - 1);
+    EXPECT_EQ(opt::quantize_into(c.s, c.shape, c.data(), c.scales, c.global, shorter, c.tbl(), target).kind(),
+              qc::ErrorKind::truncated_buffer);
+  }
+
+  const qc::Result<std::vector<float>> deq = qc::dequantize(*want, c.tbl());
+  ASSERT_TRUE(deq.ok()) << kind_of(deq.error());
+  const qc::Result<std::vector<float>> odeq = opt::dequantize(*want, c.tbl(), target);
+  expect_same_result(deq, odeq, "dequantize");
+  if (odeq.ok()) expect_same_floats(*deq, *odeq, "dequantize");
+  std::vector<float> from(c.count, 1234.5f);
+  const qc::Status fs = opt::dequantize_from(c.s, c.shape, *bytes, from, c.tbl(), target);
+  ASSERT_TRUE(fs.ok()) << kind_of(fs.error());
+  expect_same_floats(*deq, from, "dequantize_from");
+
+  const qc::Result<qc::QTensor> parsed = opt::parse(c.s, c.shape, *bytes, c.tbl(), target);
+  ASSERT_TRUE(parsed.ok()) << kind_of(parsed.error());
+  expect_same_tensor(*want, *parsed, c);
+
+  const std::size_t storage_bytes = qc::make_layout(c.s, c.shape).value().storage_bytes;
+  const std::vector<std::uint8_t> storage(bytes->begin(), bytes->begin() + static_cast<std::ptrdiff_t>(storage_bytes));
+  const qc::Result<std::vector<std::uint8_t>> packed = opt::pack(c.s, c.shape, want->codes, target);
+  ASSERT_TRUE(packed.ok()) << kind_of(packed.error());
+  EXPECT_EQ(storage, *packed) << "pack";
+  const qc::Result<std::vector<std::int32_t>> unpacked = opt::unpack(c.s, c.shape, storage, target);
+  ASSERT_TRUE(unpacked.ok()) << kind_of(unpacked.error());
+  EXPECT_EQ(want->codes, *unpacked) << "unpack";
+}
+
+// calibrate, and calibrate_quantize_into against the reference's composition.
+void check_calibrate(const qc::Scheme& s, const qc::Shape& shape, std::span<const float> data, qc::Calibration m,
+                     std::int64_t target, const std::string& label) {
+  SCOPED_TRACE(label + (m == qc::Calibration::minmax ? " minmax" : " absmean"));
+  const qc::Result<qc::QParams> want = qc::calibrate(s, shape, data, m);
+  const qc::Result<qc::QParams> got = opt::calibrate(s, shape, data, m, target);
+  expect_same_result(want, got, "calibrate");
+  if (want.ok() && got.ok()) {
+    expect_same_floats(want->scales, got->scales, "calibrated scales");
+    ASSERT_EQ(want->global.has_value(), got->global.has_value());
+    if (want->global) {
+      EXPECT_EQ(bits(*want->global), bits(*got->global)) << "calibrated global";
+    }
+  }
+  // The composition: calibrate, quantize, serialize.
+  std::optional<qc::Error> err;
+  std::vector<std::uint8_t> bytes;
+  if (!want.ok()) {
+    err = want.error();
+  } else {
+    const qc::Result<qc::QTensor> t = qc::quantize(s, shape, data, want->scales, want->global);
+    if (!t.ok()) {
+      err = t.error();
+    } else {
+      bytes = qc::serialize(*t).value();
+    }
+  }
+  qc::Result<qc::Layout> l = qc::make_layout(s, shape);
+  std::vector<std::uint8_t> out(err ? (l.ok() ? l->total_bytes : 0) : bytes.size(), 0x5A);
+  const qc::Status st = opt::calibrate_quantize_into(s, shape, data, m, out, target);
+  ASSERT_EQ(err.has_value(), !st.ok()) << "calibrate_quantize_into: reference " << (err ? kind_of(*err) : "ok")
+                                       << ", optimized " << (st.ok() ? "ok" : kind_of(st.error()));
+  if (err) {
+    EXPECT_EQ(err->kind, st.kind());
+  } else {
+    EXPECT_EQ(bytes, out) << "calibrate_quantize_into";
+  }
+}
+
+// ------------------------------------------------------------------ fixtures
+
+class Diff : public ::testing::TestWithParam<std::int64_t> {
+ protected:
+  void SetUp() override {
+    target_ = GetParam();
+    ASSERT_EQ(opt::dispatched_target(target_), target_) << "dispatch did not reach " << opt::target_name(target_);
+    exercised().insert(target_);
+  }
+  std::int64_t target_ = 0;
+};
+
+std::string target_param_name(const ::testing::TestParamInfo<std::int64_t>& info) { return opt::target_name(info.param); }
+
+INSTANTIATE_TEST_SUITE_P(Targets, Diff, ::testing::ValuesIn(supported_targets()), target_param_name);
+
+class DiffValue : public ::testing::TestWithParam<std::tuple<std::int64_t, Value>> {
+ protected:
+  void SetUp() override {
+    target_ = std::get<0>(GetParam());
+    value_ = std::get<1>(GetParam());
+    ASSERT_EQ(opt::dispatched_target(target_), target_) << "dispatch did not reach " << opt::target_name(target_);
+    exercised().insert(target_);
+  }
+  std::int64_t target_ = 0;
+  Value value_ = Value::q8f;
+};
+
+std::vector<Value> all_values() {
+  std::vector<Value> v;
+  for (const qc::ValueInfo& vi : qc::kValues) v.push_back(vi.value);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, DiffValue, ::testing::Combine(::testing::ValuesIn(supported_targets()), ::testing::ValuesIn(all_values())),
+                         [](const ::testing::TestParamInfo<std::tuple<std::int64_t, Value>>& p) {
+                           return opt::target_name(std::get<0>(p.param)) + "_" +
+                                  std::string(qc::info(std::get<1>(p.param)).name);
+                         });
+
+// Stores that apply to a value (SPEC §3: packed_native only for 8-bit values and e2m1).
+std::vector<std::string> stores_for(Value v) {
+  std::vector<std::string> s = {"native", "packed_u32:0", "packed_u32:1"};
+  if (qc::info(v).bits == 8 || v == Value::e2m1) {
+    s.push_back("packed_native:0");
+    s.push_back("packed_native:1");
+  }
+  return s;
+}
+
+// ------------------------------------------------------------------ tests
+
+// Edge lengths around every vector width, per-tensor and 1-D blocks (odd, partial, wider than a
+// vector), every store, on one row and on several rows.
+TEST_P(DiffValue, EdgeLengthsBlocksStores) {
+  const std::string v(qc::info(value_).name);
+  const std::vector<std::size_t> lengths = {0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 129, 192};
+  const std::vector<std::string> levels = {"", ",block=1:f32", ",block=3:f16", ",block=7:bf16", ",block=16:ue4m3",
+                                           ",block=32:f16", ",block=33:f32", ",block=16:ue4m3,tensor=f32"};
+  // Every level on the default store; the other stores on a few levels (their packing is the
+  // same code whatever the level).
+  const std::vector<std::string> few = {",tensor=f32", ",block=7:f16,tensor=f32", ",block=5:bf16"};
+  std::uint32_t seed = 1;
+  for (const std::string& store : stores_for(value_)) {
+    for (const std::string& level : store == "packed_u32:0" ? levels : few) {
+      const qc::Scheme s = scheme("value=" + v + ",store=" + store + level);
+      for (std::size_t n : lengths) {
+        check_case(make_case(s, {n}, static_cast<int>(seed % 3), seed), target_);
+        ++seed;
+        if (n % 8 == 1) {
+          check_case(make_case(s, {3, n}, static_cast<int>(seed % 3), seed), target_);
+          ++seed;
+        }
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// Rows longer than the kernels' 2048-element chunks, with blocks straddling no chunk boundary and
+// per-tensor scales across several chunks.
+TEST_P(DiffValue, LongRows) {
+  const std::string v(qc::info(value_).name);
+  std::uint32_t seed = 7001;
+  for (const std::string& level : {std::string(""), std::string(",block=32:f16"), std::string(",block=33:f32"),
+                                   std::string(",block=5:f16"), std::string(",block=16:ue4m3,tensor=f32")}) {
+    const qc::Scheme s = scheme("value=" + v + level);
+    for (std::size_t n : {2047u, 2048u, 2049u, 4099u}) {
+      check_case(make_case(s, {n}, static_cast<int>(seed % 3), seed), target_);
+      ++seed;
+    }
+    check_case(make_case(s, {2, 2100}, 0, seed++), target_);
+  }
+}
+
+// N-D blocks (rectangles over several rows), rank 0, ranks up to 4, packing along other axes.
+TEST_P(DiffValue, NdBlocksAndRanks) {
+  const std::string v(qc::info(value_).name);
+  std::uint32_t seed = 9001;
+  const std::vector<std::pair<std::string, qc::Shape>> cases = {
+      {",block=2x3:f16", {5, 7}},          {",block=2x3:f16", {4, 6}},          {",block=4x32:f32", {9, 70}},
+      {",block=3x1x5:bf16", {4, 2, 11}},   {",block=2x2x2:ue4m3", {3, 3, 3, 3}}, {"", {}},
+      {",tensor=f32", {}},                 {"", {2, 3, 4, 5}},                  {",block=1x16:f16", {3, 40}},
+      {",block=2x16:ue4m3,tensor=f32", {5, 33}}, {",block=7x1:f32", {15, 4}}, {"", {0, 5}}, {",block=4:f32", {3, 0}}};
+  for (const std::string& store : stores_for(value_)) {
+    for (const auto& [level, shape] : cases) {
+      const qc::Scheme s = scheme("value=" + v + ",store=" + store + level);
+      for (int pattern = 0; pattern < 3; ++pattern) check_case(make_case(s, shape, pattern, seed++), target_);
+    }
+    if (store.find(':') != std::string::npos) {
+      const qc::Scheme s = scheme("value=" + v + ",store=" + store.substr(0, store.find(':')) + ":2,block=2x5:f16");
+      check_case(make_case(s, {3, 4, 9}, 0, seed++), target_);
+    }
+  }
+}
+
+// Input that starts at an odd float offset inside a larger buffer.
+TEST_P(DiffValue, MisalignedInput) {
+  const std::string v(qc::info(value_).name);
+  std::uint32_t seed = 11001;
+  for (const std::string& level : {std::string(""), std::string(",block=32:f16"), std::string(",block=7:f32")}) {
+    const qc::Scheme s = scheme("value=" + v + ",store=packed_u32:0" + level);
+    for (std::size_t offset : {1u, 3u, 5u}) {
+      for (std::size_t n : {17u, 64u, 131u}) check_case(make_case(s, {n}, 0, seed++, offset), target_);
+    }
+  }
+}
+
+// Lookup mode delegates per element but must still agree, on every integer width.
+TEST_P(DiffValue, LookupMode) {
+  if (qc::info(value_).minifloat) GTEST_SKIP() << "lookup mode takes integer values only";
+  const std::string v(qc::info(value_).name);
+  std::uint32_t seed = 13001;
+  for (const std::string& level : {std::string(""), std::string(",block=8:f16")}) {
+    const qc::Scheme s = scheme("value=" + v + ",store=packed_u32:0,mode=lookup" + level);
+    for (std::size_t n : {1u, 16u, 33u}) check_case(make_case(s, {n}, 0, seed++), target_);
+  }
+}
+
+// Calibration, minmax and absmean, per tensor, per block and two-level, and the fused path.
+TEST_P(DiffValue, Calibrate) {
+  const std::string v(qc::info(value_).name);
+  std::uint32_t seed = 15001;
+  const std::vector<std::pair<std::string, qc::Shape>> cases = {
+      {"", {0}},    {"", {1}},   {"", {37}},   {",block=32:f16", {64}},  {",block=32:f16", {3, 96}},
+      {",block=3:f32", {2, 9}},  {",block=16:ue4m3,tensor=f32", {2, 32}}, {",block=2x4:bf16", {4, 8}},
+      {",block=32:f16", {40}},   {",block=16:ue4m3", {33, 16}}, {",block=1:f16", {5}}, {",block=32:f16", {2100}},
+      {",block=4:bf16", {3, 40}}, {",block=8:f32", {2, 24}}};
+  for (const std::string& store : {std::string("packed_u32:0"), std::string("native"), std::string("packed_u32:1")}) {
+    for (const auto& [level, shape] : cases) {
+      const qc::Scheme s = scheme("value=" + v + ",store=" + store + level);
+      for (int variant = 0; variant < 6; ++variant) {
+        Case c = make_case(s, shape, 0, seed++);
+        std::vector<float> data(c.data().begin(), c.data().end());
+        // Variant 0: as generated (may hold ±Inf: calibration-overflow). 1 and up: finite only.
+        // 2: finite with a NaN late (nan-input). 3: FLT_MAX (2 * alpha overflows).
+        if (variant >= 1) {
+          for (float& x : data) {
+            if (!std::isfinite(x)) x = 1.5f;
+          }
+        }
+        if (variant == 2 && !data.empty()) data[data.size() * 2 / 3] = std::numeric_limits<float>::quiet_NaN();
+        if (variant == 3 && !data.empty()) data[data.size() / 2] = -FLT_MAX;
+        // 4, 5: tiny data, so scales fall in the subnormal ranges of f16 and ue4m3 (and of f32).
+        if (variant >= 4) {
+          for (float& x : data) x *= variant == 4 ? 1e-6f : 1e-38f;
+        }
+        for (qc::Calibration m : {qc::Calibration::minmax, qc::Calibration::absmean}) {
+          check_calibrate(s, shape, data, m, target_, c.label + " variant " + std::to_string(variant));
+        }
+      }
+    }
+  }
+}
+
+// Every error kind quantize can return, with the reference's kind.
+TEST_P(DiffValue, QuantizeErrors) {
+  const std::string v(qc::info(value_).name);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::uint32_t seed = 17001;
+  for (const std::string& level : {std::string(""), std::string(",block=8:f16"), std::string(",block=16:ue4m3,tensor=f32")}) {
+    const qc::Scheme s = scheme("value=" + v + level);
+    for (std::size_t n : {1u, 16u, 37u}) {
+      const Case base = make_case(s, {n}, 0, seed++);
+      for (std::size_t pos : {std::size_t{0}, n / 2, n - 1}) {  // nan-input anywhere
+        Case c = base;
+        c.buf[c.offset + pos] = nan;
+        check_case(c, target_);
+      }
+      for (float bad : {nan, -1.0f, kInf, -kInf, -0.0f}) {  // invalid-scale (or fine for -0.0)
+        Case c = base;
+        c.scales[c.scales.size() / 2] = bad;
+        check_case(c, target_);
+      }
+      {
+        Case c = base;  // scale-count-mismatch
+        c.scales.push_back(1.0f);
+        check_case(c, target_);
+      }
+      {
+        Case c = base;  // shape-mismatch
+        c.count -= 1;
+        check_case(c, target_);
+      }
+      {
+        Case c = base;  // missing or unexpected global
+        c.global = c.global ? std::nullopt : std::optional<float>(1.0f);
+        check_case(c, target_);
+      }
+      if (s.two_level()) {
+        for (float g : {nan, -0.5f, kInf, FLT_MAX, -0.0f, 0.0f}) {  // invalid-global-scale, overflow, zero
+          Case c = base;
+          c.global = g;
+          check_case(c, target_);
+        }
+      }
+      {
+        Case c = base;  // unexpected-lookup-table
+        c.table = std::vector<float>(std::size_t{1} << qc::info(value_).bits, 0.0f);
+        check_case(c, target_);
+      }
+    }
+  }
+  // Static scheme errors and shape errors reach the reference's validation order.
+  for (const std::string& text : {"value=" + v + ",block=0:f16", "value=" + v + ",block=4:ue8m0",
+                                  "value=" + v + ",block=4:f16,tensor=f16", "value=" + v + ",block=4:f32,tensor=f32",
+                                  "value=" + v + ",store=packed_native:0", "value=" + v + ",mode=lookup,store=native",
+                                  "value=" + v + ",block=2x2:f16", "value=" + v + ",store=packed_u32:3"}) {
+    const qc::Scheme s = scheme(text);
+    check_case(make_case(s, {8}, 0, seed++), target_);
+  }
+  {
+    Case c = make_case(scheme("value=" + v), {2, 2, 2, 2, 2, 2, 2, 2, 2}, 0, seed++);  // rank 9: shape-overflow
+    check_case(c, target_);
+  }
+  if (!qc::info(value_).minifloat) {
+    const qc::Scheme s = scheme("value=" + v + ",mode=lookup");
+    Case c = make_case(s, {9}, 0, seed++);
+    Case none = c;
+    none.table.reset();  // missing-lookup-table
+    check_case(none, target_);
+    Case small = c;
+    small.table->pop_back();  // lookup-table-size
+    check_case(small, target_);
+    Case bad = c;
+    (*bad.table)[0] = nan;  // invalid-lookup-table
+    check_case(bad, target_);
+  }
+}
+
+// Non-canonical tensors and bytes: dequantize, serialize, pack, unpack, parse and dequantize_from
+// must reject exactly what the reference rejects, with its kind.
+TEST_P(DiffValue, CorruptTensorsAndBytes) {
+  const std::string v(qc::info(value_).name);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::uint32_t seed = 19001;
+  for (const std::string& store : stores_for(value_)) {
+    for (const std::string& level : {std::string(""), std::string(",block=4:ue4m3"), std::string(",block=3:f16,tensor=f32")}) {
+      const qc::Scheme s = scheme("value=" + v + ",store=" + store + level);
+      for (const qc::Shape& shape : {qc::Shape{2, 7}}) {
+        Case c = make_case(s, shape, 0, seed++);
+        for (float& x : c.buf) {
+          if (std::isnan(x)) x = 0.0f;
+        }
+        const qc::Result<qc::QTensor> t = qc::quantize(c.s, c.shape, c.data(), c.scales, c.global);
+        if (!t.ok()) continue;  // e.g. packing dim out of range on rank 1
+        const std::vector<std::uint8_t> bytes = qc::serialize(*t).value();
+        SCOPED_TRACE(c.label);
+        // Tensors with one part off the canonical set.
+        std::vector<qc::QTensor> bad;
+        for (std::int32_t code : {-129, -128, -9, -8, -3, -2, -1, 8, 15, 16, 127, 128, 255, 256, 0x7F, 0x7E, 0xFF, 0x7C, 0x87}) {
+          qc::QTensor u = *t;
+          u.codes[u.codes.size() / 2] = code;
+          bad.push_back(u);
+        }
+        for (float sc : {-0.0f, nan, kInf, -1.0f, 0.3f, 1e-45f}) {
+          qc::QTensor u = *t;
+          u.scales[0] = sc;
+          bad.push_back(u);
+        }
+        if (t->global) {
+          for (float g : {-0.0f, nan, kInf, FLT_MAX}) {
+            qc::QTensor u = *t;
+            u.global = g;
+            bad.push_back(u);
+          }
+        }
+        {
+          qc::QTensor u = *t;
+          u.codes.push_back(0);
+          bad.push_back(u);
+        }
+        for (const qc::QTensor& u : bad) {
+          expect_same_result(qc::dequantize(u), opt::dequantize(u, std::nullopt, target_), "dequantize");
+          const qc::Result<std::vector<float>> dw = qc::dequantize(u);
+          const qc::Result<std::vector<float>> dg = opt::dequantize(u, std::nullopt, target_);
+          if (dw.ok() && dg.ok()) expect_same_floats(*dw, *dg, "dequantize");
+          const qc::Result<std::vector<std::uint8_t>> sw = qc::serialize(u);
+          const qc::Result<std::vector<std::uint8_t>> sg = opt::serialize(u, target_);
+          expect_same_result(sw, sg, "serialize");
+          if (sw.ok() && sg.ok()) {
+            EXPECT_EQ(*sw, *sg);
+          }
+          const qc::Result<std::vector<std::uint8_t>> pw = qc::pack(u.scheme, u.shape, u.codes);
+          const qc::Result<std::vector<std::uint8_t>> pg = opt::pack(u.scheme, u.shape, u.codes, target_);
+          expect_same_result(pw, pg, "pack");
+          if (pw.ok() && pg.ok()) {
+            EXPECT_EQ(*pw, *pg);
+          }
+        }
+        // Bytes with one byte changed, each position, a few values; and wrong lengths.
+        std::vector<std::vector<std::uint8_t>> variants;
+        for (std::size_t i = 0; i < bytes.size(); ++i) {
+          for (int b : {0xFF, 0x80, 0x0F, 0x08}) {
+            std::vector<std::uint8_t> u = bytes;
+            u[i] = static_cast<std::uint8_t>(b);
+            variants.push_back(u);
+          }
+        }
+        variants.push_back(std::vector<std::uint8_t>(bytes.begin(), bytes.end() - 1));
+        std::vector<std::uint8_t> longer = bytes;
+        longer.push_back(0);
+        variants.push_back(longer);
+        const std::size_t storage_bytes = qc::make_layout(c.s, c.shape).value().storage_bytes;
+        for (const std::vector<std::uint8_t>& u : variants) {
+          const qc::Result<qc::QTensor> pw = qc::parse(c.s, c.shape, u);
+          const qc::Result<qc::QTensor> pg = opt::parse(c.s, c.shape, u, std::nullopt, target_);
+          expect_same_result(pw, pg, "parse");
+          if (pw.ok() && pg.ok()) expect_same_tensor(*pw, *pg, c);
+          std::vector<float> out(c.count);
+          const qc::Status fs = opt::dequantize_from(c.s, c.shape, u, out, std::nullopt, target_);
+          ASSERT_EQ(pw.ok(), fs.ok()) << "dequantize_from: " << (fs.ok() ? "ok" : kind_of(fs.error()));
+          if (!pw.ok()) {
+            EXPECT_EQ(pw.kind(), fs.kind());
+          } else {
+            expect_same_floats(qc::dequantize(*pw).value(), out, "dequantize_from");
+          }
+          if (u.size() >= storage_bytes) {
+            const std::span<const std::uint8_t> st(u.data(), std::min(u.size(), storage_bytes + (u.size() > bytes.size())));
+            const qc::Result<std::vector<std::int32_t>> uw = qc::unpack(c.s, c.shape, st);
+            const qc::Result<std::vector<std::int32_t>> ug = opt::unpack(c.s, c.shape, st, target_);
+            expect_same_result(uw, ug, "unpack");
+            if (uw.ok() && ug.ok()) {
+              EXPECT_EQ(*uw, *ug);
+            }
+          }
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+        {
+          std::vector<float> out(c.count + 1);  // shape-mismatch on the output, after the inputs
+          EXPECT_EQ(opt::dequantize_from(c.s, c.shape, bytes, out, std::nullopt, target_).kind(), qc::ErrorKind::shape_mismatch);
+        }
+      }
+    }
+  }
+}
+
+// Results do not depend on the caller's MXCSR (rounding mode, FTZ, DAZ), which is restored.
+TEST_P(Diff, CallerFloatingPointEnvironment) {
+#if defined(__x86_64__) || defined(__i386__)
+  const qc::Scheme s = scheme("value=e4m3,block=8:f16");
+  const Case c = make_case(s, {256}, 1, 42);
+  const qc::QTensor want = qc::quantize(c.s, c.shape, c.data(), c.scales, c.global).value();
+  const std::vector<float> deq = qc::dequantize(want).value();
+  const unsigned saved = _mm_getcsr();
+  for (unsigned csr : {0x9FC0u /* FTZ+DAZ */, 0x7F80u /* toward zero */, 0x3F80u /* down */, 0xDFC0u /* all */}) {
+    _mm_setcsr(csr);
+    const qc::Result<qc::QTensor> got = opt::quantize(c.s, c.shape, c.data(), c.scales, c.global, std::nullopt, target_);
+    const qc::Result<std::vector<float>> gdeq = opt::dequantize(want, std::nullopt, target_);
+    const qc::Result<qc::QParams> cal = opt::calibrate(s, c.shape, std::vector<float>(256, 1e-39f), qc::Calibration::minmax, target_);
+    const unsigned after = _mm_getcsr();
+    _mm_setcsr(saved);
+    EXPECT_EQ(after & ~0x3Fu, csr & ~0x3Fu) << "MXCSR not restored";
+    ASSERT_TRUE(got.ok() && gdeq.ok() && cal.ok());
+    expect_same_tensor(want, *got, c);
+    expect_same_floats(deq, *gdeq, "dequantize under MXCSR " + std::to_string(csr));
+    expect_same_floats(qc::calibrate(s, c.shape, std::vector<float>(256, 1e-39f), qc::Calibration::minmax).value().scales,
+                       cal->scales, "calibrate under MXCSR");
+  }
+#else
+  GTEST_SKIP() << "MXCSR is x86 only";
+#endif
+}
+
+// Targets are listed, named, found and dispatched consistently.
+TEST_P(Diff, TargetRegistry) {
+  EXPECT_EQ(opt::find_target(opt::target_name(target_)), target_);
+  std::string upper = opt::target_name(target_);
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  EXPECT_EQ(opt::find_target(upper), target_);
+  bool listed = false;
+  for (const opt::Target& t : opt::targets()) listed = listed || (t.bits == target_ && t.supported);
+  EXPECT_TRUE(listed);
+}
+
+TEST(Targets, BestIsSupportedAndListed) {
+  const std::vector<opt::Target> ts = opt::targets();
+  ASSERT_FALSE(ts.empty());
+  const std::int64_t best = opt::best_target();
+  EXPECT_EQ(opt::dispatched_target(0), best);
+  EXPECT_FALSE(opt::find_target("no-such-target").has_value());
+  for (std::size_t i = 0; i + 1 < ts.size(); ++i) EXPECT_LT(ts[i].bits, ts[i + 1].bits) << "best first";
+  for (const opt::Target& t : ts) {
+    if (t.supported) {
+      EXPECT_LE(best, t.bits);
+    } else {
+      EXPECT_FALSE(opt::find_target(t.name).has_value()) << t.name << " is not supported here";
+    }
+  }
+}
+
+}  // namespace
