@@ -72,7 +72,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(k < c.scales.size(), "element ", i, " maps to block ", k, " of ", c.scales.size());
     float eff = c.global ? *c.global * c.scales[k] : c.scales[k];
     if (eff == 0.0f) eff = 0.1f;
-    const float want = eff * code_value(c.codes[i], s, table);
+    const float value = code_value(c.codes[i], s, table);
+    const float want = eff * value;
+    // The reference's per-element entry points give the same pieces.
+    FUZZ_CHECK(std::bit_cast<std::uint32_t>(effective_scale(c.scales[k], c.global)) ==
+                   std::bit_cast<std::uint32_t>(eff),
+               "effective_scale(", hexf(c.scales[k]), ") = ", hexf(effective_scale(c.scales[k], c.global)));
+    const float dv = decode_value(c.codes[i], s.value, s.mode, table);
+    FUZZ_CHECK(std::bit_cast<std::uint32_t>(dv) == std::bit_cast<std::uint32_t>(value), "decode_value(", c.codes[i],
+               ") = ", hexf(dv), ", the definition gives ", hexf(value));
     FUZZ_CHECK(std::bit_cast<std::uint32_t>(want) == std::bit_cast<std::uint32_t>(got[i]), "element [", i,
                "] code ", c.codes[i], ", block ", k, ", scale ", hexf(c.scales[k]), ": dequantize gave ",
                hexf(got[i]), ", the definition gives ", hexf(want));

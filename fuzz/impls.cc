@@ -43,6 +43,12 @@ std::vector<Impl> build() {
   ref.serialize = [](const QTensor& t) { return serialize(t); };
   ref.parse = [](const Scheme& s, std::span<const std::size_t> shape, std::span<const std::uint8_t> bytes,
                  Table table) { return parse(s, shape, bytes, table); };
+  ref.pack = [](const Scheme& s, std::span<const std::size_t> shape, std::span<const std::int32_t> codes) {
+    return pack(s, shape, codes);
+  };
+  ref.unpack = [](const Scheme& s, std::span<const std::size_t> shape, std::span<const std::uint8_t> storage) {
+    return unpack(s, shape, storage);
+  };
   all.push_back(std::move(ref));
 #ifdef QCONFORM_FUZZ_HAVE_OPTIMIZED
   // One row per SIMD target the CPU supports, each call pinned to its target.
@@ -61,6 +67,12 @@ std::vector<Impl> build() {
     impl.serialize = [t](const QTensor& q) { return optimized::serialize(q, t); };
     impl.parse = [t](const Scheme& s, std::span<const std::size_t> shape, std::span<const std::uint8_t> bytes,
                      Table table) { return optimized::parse(s, shape, bytes, table, t); };
+    impl.pack = [t](const Scheme& s, std::span<const std::size_t> shape, std::span<const std::int32_t> codes) {
+      return optimized::pack(s, shape, codes, t);
+    };
+    impl.unpack = [t](const Scheme& s, std::span<const std::size_t> shape, std::span<const std::uint8_t> storage) {
+      return optimized::unpack(s, shape, storage, t);
+    };
     if (!skipped("quantize_into")) impl.quantize_into = [t](const Scheme& s, std::span<const std::size_t> shape, std::span<const float> data,
                              std::span<const float> scales, std::optional<float> global, std::span<std::uint8_t> out,
                              Table table) {
@@ -144,6 +156,12 @@ std::string explain_quantize(std::span<const Result<QTensor>> results, std::span
                "\n");
     break;
   }
+  return out;
+}
+
+std::vector<std::uint8_t> bits_of(const std::vector<std::int32_t>& codes) {
+  std::vector<std::uint8_t> out;
+  for (std::int32_t c : codes) put_u32(out, static_cast<std::uint32_t>(c));
   return out;
 }
 

@@ -27,6 +27,12 @@ struct Impl {
   std::function<Result<std::vector<std::uint8_t>>(const QTensor&)> serialize;
   std::function<Result<QTensor>(const Scheme&, std::span<const std::size_t>, std::span<const std::uint8_t>, Table)>
       parse;
+  std::function<Result<std::vector<std::uint8_t>>(const Scheme&, std::span<const std::size_t>,
+                                                  std::span<const std::int32_t>)>
+      pack;
+  std::function<Result<std::vector<std::int32_t>>(const Scheme&, std::span<const std::size_t>,
+                                                  std::span<const std::uint8_t>)>
+      unpack;
   // The allocation-free compositions of the optimized library (empty for the reference):
   // serialize(quantize(...)), serialize(quantize(calibrate(...))) and dequantize(parse(...)) into
   // a caller's buffer.
@@ -50,6 +56,7 @@ struct Impl {
 [[nodiscard]] std::vector<std::uint8_t> bits_of(const std::vector<float>& v);
 [[nodiscard]] std::vector<std::uint8_t> bits_of(const QParams& q);
 [[nodiscard]] std::vector<std::uint8_t> bits_of(const std::vector<std::uint8_t>& b);
+[[nodiscard]] std::vector<std::uint8_t> bits_of(const std::vector<std::int32_t>& codes);
 
 // For two quantize outcomes that differ: the first differing stored scale and the first
 // differing code, with the element's input, block, stored scale and global (hex floats).

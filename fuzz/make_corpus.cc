@@ -407,6 +407,12 @@ void quant_seeds() {
   c.global = 3e-39f;  // a subnormal global
   c.scales = {1.0f, 65504.0f};
   add_quant("ok-edge-subnormal-global", c);
+  c = family_case(as_lookup(scheme(Value::q2f, StoreKind::packed_u32)));
+  c.table = std::vector<float>{0.0f, 1.0f, 2.0f, 3.0f};
+  c.scales = {1.0f};
+  c.data = {0.5f, 1.5f, 2.5f, -1.0f, 4.0f, 0.49999997f, kInf, -kInf, 1.0f, 2.0f, 3.0f, 0.0f, -0.0f, 2.75f, 1e-40f,
+            1e30f};
+  add_quant("ok-edge-lookup-ties-to-lower-index", c);
   c = family_case(scheme(Value::q8f));
   c.scheme = text("block=1x1x1:f16,value=q8f,store=packed_u32:0");
   c.scales.assign(expected_scale_count(c.scheme.scheme, c.shape), 0.25f);
@@ -441,6 +447,10 @@ void parse_seeds() {
   c = valid(scheme(Value::q4s, StoreKind::packed_u32, 1), {2, 8});
   c.shape = {16};
   add_parse("kind-packing-dim-out-of-range", c);
+  c = valid(blocked_f16, {2, 8});
+  c.scheme = model(with_block(scheme(Value::q8f), {1}, ScaleDtype::f32));
+  c.shape = {std::size_t{4000000000000000000}};  // storage + one f32 scale per element > SIZE_MAX
+  add_parse("kind-shape-overflow-serialized-size", c);
   c = valid(blocked_f16, {2, 8});
   c.bytes.pop_back();
   add_parse("kind-truncated-buffer", c);
@@ -634,6 +644,13 @@ void calib_seeds() {
   c.scheme = model(with_block(scheme(Value::e2m1, StoreKind::packed_native), {4}, ScaleDtype::ue4m3));
   c.data = {0.5f, -0.5f, 0.25f, 6.0f, 3.0f, -1.5f, 0.75f, 0.0f, -0.0f, 1e-3f, 2.0f, 4.0f, 5.0f, -6.0f, 1.0f, 0.125f};
   add_calib("ok-edge-e2m1-smallest-subnormal", c);
+  // An exact mean half-way between 0x1.fffffep0 and 2: ties to even carries into the exponent.
+  c = base;
+  c.scheme = model(scheme(Value::q8f));
+  c.method = Calibration::absmean;
+  c.shape = {2};
+  c.data = {2.0f, 0x1.fffffep0f};
+  add_calib("ok-edge-absmean-mean-rounds-up-to-a-power-of-two", c);
 }
 
 void text_seeds() {
@@ -664,6 +681,7 @@ void text_seeds() {
       {"kind-invalid-scheme-no-equals", "q8f"},
       {"kind-invalid-scheme-nvfp4-plus", "nvfp4,tensor=f32"},
       {"kind-invalid-scheme-mode", "mode=asymmetric"},
+      {"kind-invalid-scheme-store", "store=packed_u8:0"},
   };
   for (const auto& [name, t] : texts) add("scheme_text", name, std::vector<std::uint8_t>(t.begin(), t.end()));
   for (const ValueInfo& vi : kValues) {

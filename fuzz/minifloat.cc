@@ -56,8 +56,16 @@ const Dtype kDtypes[] = {{ScaleDtype::f32, nullptr},
 void check_minifloats(float x) {
   for (const Mini& m : kMinis) {
     const std::string_view name = info(m.value).name;
-    if (!std::isnan(x)) {
+    if (std::isnan(x)) {
+      // NaN (never quantized: nan-input comes first) encodes to the format's NaN, or 0 in e2m1.
+      const std::uint8_t got = encode_minifloat(x, m.value);
+      const float dec = decode_minifloat(got, m.value);
+      FUZZ_CHECK(m.value == Value::e2m1 ? got == 0 : std::isnan(dec), name, " encode of NaN gave 0x", std::hex,
+                 unsigned{got});
+    } else {
       const std::uint32_t want = oracle::nearest_code(x, *m.f);
+      FUZZ_CHECK(static_cast<std::uint32_t>(quantize_value(x, m.value, Mode::symmetric, std::nullopt)) == want,
+                 name, " quantize_value of ", hexf(x));
       const std::uint8_t got = encode_minifloat(x, m.value);
       FUZZ_CHECK(got == want, name, " encode of ", hexf(x), ": code 0x", std::hex, unsigned{got}, ", nearest is 0x",
                  want);

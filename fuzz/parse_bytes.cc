@@ -87,7 +87,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check_agree("parse", outs);
   const Result<QTensor>& ref = results.front();
   check_dequantize_from(c, buffer, table, ref);
-  if (!ref.ok()) return 0;
+  if (!ref.ok()) {
+    FUZZ_CHECK(error_kind_from_string(to_string(ref.kind())) == ref.kind(), "error name round trip");
+    return 0;
+  }
 
   std::vector<Outcome> ser_outs;
   const std::vector<Result<std::vector<std::uint8_t>>> sers = run_all<std::vector<std::uint8_t>>(

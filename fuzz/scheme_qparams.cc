@@ -9,8 +9,10 @@
 //    seed), and unparsable scheme text gives invalid-scheme;
 //  - validate_quantize fails exactly when quantize does, with the same kind;
 //  - a tensor that quantizes has stored scales equal to round_up_scale of its raw scales, is
-//    serialized identically by every implementation to layout.total_bytes bytes, parses back to
-//    itself (parse(serialize(t)) == t) everywhere, and dequantizes identically everywhere.
+//    serialized identically by every implementation to layout.total_bytes bytes (and by the
+//    optimized quantize_into, with truncated-buffer / trailing-bytes one byte off), whose storage
+//    part is pack(codes) and unpacks to the codes, parses back to itself (parse(serialize(t)) == t)
+//    everywhere, and dequantizes identically everywhere.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -105,7 +107,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
              v.ok() ? std::string("ok") : std::string(to_string(v.kind())), ", quantize gave ",
              ref.ok() ? std::string("ok") : std::string(to_string(ref.kind())));
   check_quantize_into(c, table, ref);
-  if (!ref.ok()) return 0;
+  if (!ref.ok()) {
+    FUZZ_CHECK(error_kind_from_string(to_string(ref.kind())) == ref.kind(), "the name of ", to_string(ref.kind()),
+               " does not parse back to its kind");
+    FUZZ_CHECK(!ref.error().message.empty(), "an error must say what is wrong");
+    return 0;
+  }
 
   const QTensor& t = ref.value();
   FUZZ_CHECK(t.codes.size() == c.data.size() && t.scales.size() == c.scales.size());
@@ -126,6 +133,34 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Result<Layout> l = make_layout(s, c.shape);
   FUZZ_CHECK(l.ok() && l->total_bytes == ser->size(), "serialized ", ser->size(), " bytes, layout says ",
              l.ok() ? l->total_bytes : 0);
+
+  // pack is the value storage that starts the serialized bytes, and unpack inverts it (SPEC §6).
+  const std::span<const std::uint8_t> storage = std::span<const std::uint8_t>(ser.value()).first(l->storage_bytes);
+  std::vector<Outcome> pack_outs;
+  const std::vector<Result<std::vector<std::uint8_t>>> packs = run_all<std::vector<std::uint8_t>>(
+      [&](const Impl& impl) { return impl.pack(s, c.shape, t.codes); }, pack_outs);
+  check_agree("pack", pack_outs);
+  FUZZ_CHECK(packs.front().ok() && std::equal(storage.begin(), storage.end(), packs.front()->begin(),
+                                              packs.front()->end()),
+             "pack(codes) is not the storage part of serialize(t)");
+  std::vector<Outcome> unpack_outs;
+  const std::vector<Result<std::vector<std::int32_t>>> unpacks = run_all<std::vector<std::int32_t>>(
+      [&](const Impl& impl) { return impl.unpack(s, c.shape, storage); }, unpack_outs);
+  check_agree("unpack", unpack_outs);
+  FUZZ_CHECK(unpacks.front().ok() && unpacks.front().value() == t.codes, "unpack(pack(codes)) != codes");
+  // unpack checks the exact storage length first.
+  std::vector<std::uint8_t> longer(storage.begin(), storage.end());
+  longer.push_back(0);
+  for (const Impl& impl : impls()) {
+    const Result<std::vector<std::int32_t>> more = impl.unpack(s, c.shape, longer);
+    FUZZ_CHECK(!more.ok() && more.kind() == ErrorKind::trailing_bytes, impl.name, " unpack of one byte more gave ",
+               kind_text(more));
+    if (!storage.empty()) {
+      const Result<std::vector<std::int32_t>> less = impl.unpack(s, c.shape, storage.first(storage.size() - 1));
+      FUZZ_CHECK(!less.ok() && less.kind() == ErrorKind::truncated_buffer, impl.name,
+                 " unpack of one byte less gave ", kind_text(less));
+    }
+  }
 
   // Parse back everywhere: parse(serialize(t)) == t.
   std::vector<Outcome> parse_outs;
