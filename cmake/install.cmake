@@ -47,6 +47,7 @@ if(QCONFORM_BUILD_TESTS)
       -DSOURCE_DIR=${PROJECT_SOURCE_DIR}/tests/install/consumer
       -DWORK_DIR=${PROJECT_BINARY_DIR}/install-test
       -DCXX=${CMAKE_CXX_COMPILER}
+      "-DCXX_FLAGS=${CMAKE_CXX_FLAGS}"
       -P ${PROJECT_SOURCE_DIR}/tests/install/run.cmake)
   set_tests_properties(install.consumer PROPERTIES LABELS install TIMEOUT 600)
 endif()
