@@ -459,13 +459,7 @@ Result<QParams> calibrate(const Scheme& s, std::span<const std::size_t> shape, s
     if (std::isinf(twice)) return reference();
     out.scales[k] = twice / range;
   }
-  if (s.two_level()) {
-    float top = 0.0f;
-    for (float v : out.scales) top = std::max(top, v);
-    const float g = std::max(top / scale_max(s.block->dtype), std::numeric_limits<float>::min());
-    for (float& v : out.scales) v = v / g;
-    out.global = g;
-  }
+  if (s.two_level()) out.global = split_two_level(out.scales, s.block->dtype);
   return out;
 }
 

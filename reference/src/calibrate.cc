@@ -7,10 +7,13 @@
 #include <string>
 
 #include "fpenv.h"
+#include "text.h"
 #include "qconform/reference.h"
 
 namespace qconform {
 namespace {
+
+using detail::hexf;
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -90,12 +93,6 @@ class ExactSum {
   std::uint64_t count_ = 0;
 };
 
-std::string hexf(float x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", static_cast<double>(x));
-  return buf;
-}
-
 }  // namespace
 
 Result<QParams> calibrate(const Scheme& s, std::span<const std::size_t> shape, std::span<const float> data,
@@ -151,14 +148,17 @@ Result<QParams> calibrate(const Scheme& s, std::span<const std::size_t> shape, s
     }
     out.scales[k] = twice / range;
   }
-  if (s.two_level()) {
-    float top = 0.0f;
-    for (float v : out.scales) top = std::max(top, v);
-    const float g = std::max(top / scale_max(s.block->dtype), std::numeric_limits<float>::min());
-    for (float& v : out.scales) v = v / g;
-    out.global = g;
-  }
+  if (s.two_level()) out.global = split_two_level(out.scales, s.block->dtype);
   return out;
+}
+
+float split_two_level(std::span<float> scales, ScaleDtype block_dtype) noexcept {
+  detail::FpEnvGuard guard;
+  float top = 0.0f;
+  for (float v : scales) top = std::max(top, v);
+  const float g = std::max(top / scale_max(block_dtype), std::numeric_limits<float>::min());
+  for (float& v : scales) v = v / g;
+  return g;
 }
 
 }  // namespace qconform

@@ -7,16 +7,13 @@
 #include <string>
 
 #include "fpenv.h"
+#include "text.h"
 #include "qconform/reference.h"
 
 namespace qconform {
 namespace {
 
-std::string hexf(float x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", static_cast<double>(x));
-  return buf;
-}
+using detail::hexf;
 
 std::string at(std::size_t i) { return "[" + std::to_string(i) + "]"; }
 

@@ -105,6 +105,10 @@ enum class Calibration : std::uint8_t { minmax, absmean };
 [[nodiscard]] Result<QParams> calibrate(const Scheme& s, std::span<const std::size_t> shape,
                                         std::span<const float> data, Calibration method);
 
+// The two-level split of SPEC §8: g = max(fl(max_k scale_k / max(block dtype)), FLT_MIN), then
+// scale_k = fl(scale_k / g) in place. Returns g. Shared by every implementation's calibrate.
+[[nodiscard]] float split_two_level(std::span<float> scales, ScaleDtype block_dtype) noexcept;
+
 // Effective scale of SPEC §5 from a stored scale and optional global (0 becomes 0.1f).
 [[nodiscard]] float effective_scale(float stored, std::optional<float> global) noexcept;
 
