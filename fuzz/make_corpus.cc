@@ -259,6 +259,7 @@ std::vector<BadScheme> bad_schemes() {
       {"invalid-block-size-no-dims", model(with_block(q8, {}, ScaleDtype::f16))},
       {"unsupported-scale-dtype-block-ue8m0", model(with_block(q8, {4}, ScaleDtype::ue8m0))},
       {"unsupported-scale-dtype-tensor-ue8m0", model(with_tensor(q8, ScaleDtype::ue8m0))},
+      {"narrow-global-scale-tensor-ue8m0", model(with_tensor(with_block(q8, {4}, ScaleDtype::f16), ScaleDtype::ue8m0))},
       {"narrow-global-scale-f16", model(with_tensor(with_block(q8, {4}, ScaleDtype::ue4m3), ScaleDtype::f16))},
       {"block-scale-too-wide-bf16", model(with_tensor(with_block(q8, {4}, ScaleDtype::bf16), ScaleDtype::f32))},
       {"block-scale-too-wide-f32", model(with_tensor(with_block(q8, {4}, ScaleDtype::f32), ScaleDtype::f32))},

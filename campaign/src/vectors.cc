@@ -137,6 +137,7 @@ std::vector<Case> cases() {
   out.push_back({q8 + ",block=1x2x3x4x5x6:f16", {2}, {1, 2}, {1}, std::nullopt, std::nullopt});              // invalid-block-size
   out.push_back({q8 + ",block=4:ue8m0", {4}, {1, 2, 3, 4}, {1}, std::nullopt, std::nullopt});                // unsupported-scale-dtype
   out.push_back({q8 + ",block=4:ue4m3,tensor=f16", {4}, {1, 2, 3, 4}, {1}, 1.0f, std::nullopt});             // narrow-global-scale
+  out.push_back({q8 + ",block=4:f16,tensor=ue8m0", {4}, {1, 2, 3, 4}, {1}, 1.0f, std::nullopt});            // narrow-global-scale (the global's dtype)
   out.push_back({q8 + ",block=4:bf16,tensor=f32", {4}, {1, 2, 3, 4}, {1}, 1.0f, std::nullopt});              // block-scale-too-wide
   out.push_back({"value=q4s,store=packed_native:0", {4}, {1, 2, 3, 4}, {1}, std::nullopt, std::nullopt});    // unsupported-store
   out.push_back({"value=e4m3,store=packed_u32:0,mode=lookup", {4}, {1, 2, 3, 4}, {1}, std::nullopt, std::nullopt});  // unsupported-lookup-scheme

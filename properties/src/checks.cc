@@ -48,7 +48,7 @@ std::string compare_codes(const std::vector<std::int32_t>& ref, const std::vecto
     if (ref[i] != got[i]) {
       std::string scale;
       if (l.ok() && !stored.empty()) scale = " scale " + hex(stored[block_of(*l, i) % stored.size()]);
-      return "code[" + std::to_string(i) + "] input " + hex(c.data[i]) + scale +
+      return "code[" + std::to_string(i) + "]" + (i < c.data.size() ? " input " + hex(c.data[i]) : std::string()) + scale +
              (c.global ? " global " + hex(*c.global) : std::string()) + ": expected " + std::to_string(ref[i]) +
              ", got " + std::to_string(got[i]);
     }
@@ -171,6 +171,28 @@ std::string layout(const Implementation& impl, const QuantizeCase& c, std::size_
   return {};
 }
 
+std::string dequantize_tensor(const Implementation& impl, const QTensor& t, Table table) {
+  if (!impl.supports(Op::dequantize)) return {};
+  const auto r = ref().dequantize(t, table);
+  const auto g = impl.dequantize(t, table);
+  if (auto d = compare_status("dequantize", impl.name(), r, g); !d.empty()) return d;
+  if (!r.ok()) return {};
+  if (auto d = compare_floats("dequantized", r.value(), g.value()); !d.empty()) return impl.name() + " " + d;
+  return {};
+}
+
+std::string parse_bytes(const Implementation& impl, const Scheme& s, std::span<const std::size_t> shape,
+                        std::span<const std::uint8_t> bytes, Table table) {
+  if (!impl.supports(Op::parse)) return {};
+  const auto r = ref().parse(s, shape, bytes, table);
+  const auto g = impl.parse(s, shape, bytes, table);
+  if (auto d = compare_status("parse", impl.name(), r, g); !d.empty()) return d;
+  if (!r.ok()) return {};
+  const QuantizeCase c{s, Shape(shape.begin(), shape.end()), {}, {}, std::nullopt, std::nullopt};
+  if (auto d = compare_tensors(r.value(), g.value(), c); !d.empty()) return impl.name() + " parse: " + d;
+  return {};
+}
+
 std::string calibrate(const Implementation& impl, const QuantizeCase& c, Calibration method) {
   const auto r = ref().calibrate(c.scheme, c.shape, c.data, method);
   const auto g = impl.calibrate(c.scheme, c.shape, c.data, method);
@@ -265,9 +287,9 @@ std::optional<ErrorKind> expected_error(const QuantizeCase& c) {
       if (d == 0) return ErrorKind::invalid_block_size;
     }
   }
-  if ((s.block && s.block->dtype == ScaleDtype::ue8m0) || (s.tensor && *s.tensor == ScaleDtype::ue8m0)) {
-    return ErrorKind::unsupported_scale_dtype;
-  }
+  // SPEC §1: "the scale dtype" is the innermost level's (block if present, else tensor).
+  const std::optional<ScaleDtype> innermost = s.block ? std::optional(s.block->dtype) : s.tensor;
+  if (innermost == ScaleDtype::ue8m0) return ErrorKind::unsupported_scale_dtype;
   if (two && *s.tensor != ScaleDtype::f32) return ErrorKind::narrow_global_scale;
   if (two && (s.block->dtype == ScaleDtype::f32 || s.block->dtype == ScaleDtype::bf16)) return ErrorKind::block_scale_too_wide;
   if (s.store.kind == StoreKind::packed_native && !vi.minifloat && vi.bits < 8) return ErrorKind::unsupported_store;

@@ -48,14 +48,15 @@ Status check_global(std::optional<float> global, std::span<const float> stored) 
 
 Status check_table(const Scheme& s, Table table) {
   if (s.mode == Mode::symmetric) {
-    if (table) return Error{ErrorKind::unexpected_lookup_table, "symmetric mode takes no lookup table"};
+    if (table) return Error{ErrorKind::unexpected_lookup_table, "symmetric mode takes no lookup table: " + print_scheme(s)};
     return {};
   }
-  if (!table) return Error{ErrorKind::missing_lookup_table, "lookup mode needs a table"};
+  if (!table) return Error{ErrorKind::missing_lookup_table, "lookup mode needs a table: " + print_scheme(s)};
   const std::size_t want = std::size_t{1} << info(s.value).bits;
   if (table->size() != want) {
     return Error{ErrorKind::lookup_table_size,
-                 "lookup table of " + std::to_string(table->size()) + " entries, " + std::to_string(want) + " needed"};
+                 "lookup table of " + std::to_string(table->size()) + " entries, " + std::to_string(want) +
+                     " needed by " + print_scheme(s)};
   }
   for (std::size_t i = 0; i < table->size(); ++i) {
     if (std::isnan((*table)[i])) return Error{ErrorKind::invalid_lookup_table, "lookup table entry" + at(i) + " is NaN"};
@@ -103,7 +104,8 @@ Result<Layout> validate_tensor(const QTensor& t, bool with_table, Table table) {
   if (!l.ok()) return l;
   if (t.scales.size() != l->scale_count) {
     return Error{ErrorKind::scale_count_mismatch,
-                 std::to_string(t.scales.size()) + " stored scales, " + std::to_string(l->scale_count) + " needed"};
+                 std::to_string(t.scales.size()) + " stored scales, " + std::to_string(l->scale_count) +
+                     " needed by " + print_scheme(t.scheme)};
   }
   if (Status st = check_stored_scales(t.scheme, t.scales); !st.ok()) return st.error();
   if (Status st = check_global(t.global, t.scales); !st.ok()) return st.error();

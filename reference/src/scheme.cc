@@ -223,7 +223,9 @@ Status validate_scheme(const Scheme& s) {
       }
     }
   }
-  if ((s.block && s.block->dtype == ScaleDtype::ue8m0) || s.tensor == ScaleDtype::ue8m0) {
+  // "The scale dtype" of SPEC §1: the innermost level's. A two-level scheme's tensor dtype is
+  // its global's, which §3.1 checks next (narrow-global-scale).
+  if (s.scale_dtype() == ScaleDtype::ue8m0) {
     return Error{ErrorKind::unsupported_scale_dtype, "ue8m0 scales have no round-up rule, in " + text};
   }
   if (s.two_level()) {

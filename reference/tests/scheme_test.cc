@@ -362,6 +362,10 @@ TEST(SchemeValidation, StaticPrecedence) {
   EXPECT_ERROR(validate_scheme(scheme("block=0:ue8m0,tensor=f16")), invalid_block_size);
   EXPECT_ERROR(validate_scheme(scheme("block=4:ue8m0,tensor=f16")), unsupported_scale_dtype);
   EXPECT_ERROR(validate_scheme(scheme("block=4:ue8m0,tensor=f32")), unsupported_scale_dtype);
+  // SPEC §1 "the scale dtype" is the innermost level's: a ue8m0 tensor level over a block level
+  // is the global's dtype, which §3.1 checks as narrow-global-scale.
+  EXPECT_ERROR(validate_scheme(scheme("block=4:f16,tensor=ue8m0")), narrow_global_scale);
+  EXPECT_ERROR(validate_scheme(scheme("block=4:f32,tensor=ue8m0")), narrow_global_scale);
   EXPECT_ERROR(validate_scheme(scheme("block=4:f32,tensor=f16")), narrow_global_scale);
   EXPECT_ERROR(validate_scheme(scheme("value=q4s,store=packed_native:0,block=4:f32,tensor=f32")),
                block_scale_too_wide);
