@@ -122,17 +122,23 @@ int cmd_quantize(const Options& o) {
   std::optional<std::vector<float>> scales;
   std::optional<float> global;
   if (o.scales) scales = parse_float_list(*o.scales, "--scales");
-  if (o.global) {
-    if (!o.scales) {
-      throw UsageError("--global needs --scales (without --scales, quantize calibrates the "
-                       "scales and the global itself)");
-    }
-    global = parse_float(*o.global, "--global");
-  }
+  if (o.global) global = parse_float(*o.global, "--global");
   const std::vector<float> data = read_floats(std::cin);
 
   const Result<Scheme> scheme = parse_scheme(o.scheme);
   if (!scheme) return report(scheme.error(), o.json);
+  if (global && !scales) {
+    // SPEC §3's first checks still come first: the scheme's own errors, then a global given to a
+    // one-level scheme. Only a two-level scheme is left, whose global calibration computes.
+    if (const Status valid = validate_scheme(*scheme); !valid.ok()) return report(valid.error(), o.json);
+    if (!scheme->two_level()) {
+      return report(Error{ErrorKind::unexpected_global_scale,
+                          "a one-level scheme takes no global scale: " + print_scheme(*scheme)},
+                    o.json);
+    }
+    throw UsageError("--global needs --scales for a two-level scheme (without --scales, quantize "
+                     "calibrates the scales and the global itself)");
+  }
   const Shape shape = library_shape(in.shape);
 
   const bool calibrated = !scales.has_value();

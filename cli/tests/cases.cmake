@@ -419,6 +419,20 @@ if(CASE STREQUAL "usage_global_without_scales")
   expect_usage_error("--global")
 endif()
 
+# --global without --scales on a one-level scheme: SPEC §3.2's unexpected-global-scale, not a
+# usage error; unparsable scheme text stays invalid-scheme (SPEC §3: before everything).
+if(CASE STREQUAL "global_without_scales_one_level")
+  set(found TRUE)
+  qrun("1" quantize --scheme value=q8s --shape 1 --global 1 --json)
+  expect_typed_error(unexpected-global-scale)
+endif()
+
+if(CASE STREQUAL "global_without_scales_invalid_scheme")
+  set(found TRUE)
+  qrun("1" quantize --scheme bogus --shape 1 --global 1 --json)
+  expect_typed_error(invalid-scheme)
+endif()
+
 if(CASE STREQUAL "usage_bad_method")
   set(found TRUE)
   qrun("1" calibrate --scheme ${BURN_SCHEME} --shape 1 --method median --json)
