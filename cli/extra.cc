@@ -27,13 +27,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The repository's corpus/ when qconform runs from a build tree inside it.
+// The repository's corpus/: found upwards from the working directory, else the source tree
+// this binary was built from.
 std::string find_corpus() {
   for (fs::path p = fs::current_path(); !p.empty(); p = p.parent_path()) {
-    if (fs::is_directory(p / "corpus")) return (p / "corpus").string();
+    if (fs::is_directory(p / "corpus" / "scheme_qparams")) return (p / "corpus").string();
     if (p == p.parent_path()) break;
   }
+#ifdef QCONFORM_SOURCE_DIR
+  if (fs::is_directory(fs::path(QCONFORM_SOURCE_DIR) / "corpus")) return (fs::path(QCONFORM_SOURCE_DIR) / "corpus").string();
+#endif
   return {};
+}
+
+// The libFuzzer build of `scripts/fuzz build`, beside the corpus.
+std::string find_fuzz_dir(const std::string& corpus) {
+  if (corpus.empty()) return {};
+  const fs::path bin = fs::path(corpus).parent_path() / "build" / "fuzz-clang" / "fuzz" / "bin";
+  return fs::is_directory(bin) ? bin.string() : std::string();
 }
 
 std::unique_ptr<Implementation> resolve(const std::string& name, std::string& why) {
@@ -74,6 +85,7 @@ struct Commands final : Extra {
     opt.impls = impls;
     opt.progress_tty = ::isatty(2) != 0 && !json;
     if (opt.corpus_dir.empty()) opt.corpus_dir = find_corpus();
+    if (opt.fuzz_dir.empty()) opt.fuzz_dir = find_fuzz_dir(opt.corpus_dir);
     if (opt.regressions_dir.empty()) opt.regressions_dir = "qconform-findings";
     const auto report = campaign::run(opt, std::cerr);
     if (json) {
@@ -152,7 +164,9 @@ std::unique_ptr<Extra> add_extra_commands(CLI::App& app) {
   c->run->add_option("--impl", c->impls, "implementation or plugin path (repeatable; default: every optimized target)");
   c->run->add_flag("--self-test", c->opt.self_test, "run against the mutant catalogue and print the kill table");
   c->run->add_option("--findings", c->opt.regressions_dir, "where reproducers are written")->capture_default_str();
-  c->run->add_option("--corpus", c->opt.corpus_dir, "corpus directory to replay");
+  c->run->add_option("--corpus", c->opt.corpus_dir, "corpus directory to replay (default: the repository's corpus/)");
+  c->run->add_option("--fuzz-dir", c->opt.fuzz_dir,
+                     "libFuzzer binaries for a short session each (default: build/fuzz-clang/fuzz/bin when built)");
   c->run->add_flag("--json", c->json, "print the report as one JSON object");
 
   c->vectors = app.add_subcommand("vectors", "golden conformance vectors (docs/vectors.md)");

@@ -29,7 +29,9 @@ if(TARGET qconform)
 endif()
 foreach(dir reference properties optimized plugin)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${dir}/include/qconform)
-    install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/qconform DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+    # corpus.h belongs to qconform_corpus, which uses the (uninstalled) fuzz producer.
+    install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/qconform DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+      PATTERN "corpus.h" EXCLUDE)
   endif()
 endforeach()
 install(EXPORT qconformTargets NAMESPACE qconform:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/qconform)

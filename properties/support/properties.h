@@ -7,15 +7,21 @@
 #include <vector>
 
 #include "generators.h"
+#include "qconform/corpus.h"
 #include "qconform/implementation.h"
 
 namespace qconform::props {
 
-// Fails the property with the check's report and the case in SPEC text form.
-#define QC_CHECK(report, case_text)                                              \
+// Fails the property with the check's report and the case in SPEC text form, and records the
+// case as a corpus file (corpus.h) so that the shrunk counterexample can be written as a
+// regression. `regression` is evaluated only on failure.
+#define QC_CHECK(report, case_text, regression)                                  \
   do {                                                                           \
     const std::string qc_report_ = (report);                                     \
-    if (!qc_report_.empty()) RC_FAIL(qc_report_ + "\n  case: " + (case_text));   \
+    if (!qc_report_.empty()) {                                                   \
+      ::qconform::corpus::record(regression);                                    \
+      RC_FAIL(qc_report_ + "\n  case: " + (case_text));                          \
+    }                                                                            \
   } while (0)
 
 // Cases an implementation cannot be asked (a lookup table through an ABI without one).
@@ -28,20 +34,20 @@ inline void quantize(const Implementation& impl) {
   if (!askable(impl, c)) return;
   RC_CLASSIFY(!validate_scheme(c.scheme).ok(), "invalid scheme");
   RC_CLASSIFY(c.scheme.two_level(), "two-level");
-  QC_CHECK(checks::quantize(impl, c), checks::describe(c));
+  QC_CHECK(checks::quantize(impl, c), checks::describe(c), corpus::quantize_case(c));
 }
 
 inline void dequantize(const Implementation& impl) {
   const auto c = *gen::quantize_case();
   if (!askable(impl, c)) return;
-  QC_CHECK(checks::dequantize(impl, c), checks::describe(c));
+  QC_CHECK(checks::dequantize(impl, c), checks::describe(c), corpus::quantize_case(c));
 }
 
 inline void layout(const Implementation& impl) {
   const auto c = *gen::quantize_case();
   const auto at = *rc::gen::arbitrary<std::size_t>();
   const auto mask = *rc::gen::inRange<int>(1, 256);
-  QC_CHECK(checks::layout(impl, c, at, static_cast<std::uint8_t>(mask)), checks::describe(c));
+  QC_CHECK(checks::layout(impl, c, at, static_cast<std::uint8_t>(mask)), checks::describe(c), corpus::quantize_case(c));
 }
 
 inline void calibrate(const Implementation& impl) {
@@ -56,7 +62,7 @@ inline void calibrate(const Implementation& impl) {
     }
     RC_TAG("cancellation");
   }
-  QC_CHECK(checks::calibrate(impl, c, method), checks::describe(c));
+  QC_CHECK(checks::calibrate(impl, c, method), checks::describe(c), corpus::calibrate_case(c, method));
 }
 
 inline void round_up(const Implementation& impl) {
@@ -65,19 +71,19 @@ inline void round_up(const Implementation& impl) {
                                   rc::gen::map(rc::gen::arbitrary<std::uint32_t>(), [](std::uint32_t b) {
                                     return std::fabs(gen::from_bits(b));
                                   }));
-  QC_CHECK(checks::round_up(impl, s, dtype), gen::hex_case(s));
+  QC_CHECK(checks::round_up(impl, s, dtype), gen::hex_case(s), corpus::round_up_case(s, dtype));
 }
 
 inline void minifloat(const Implementation& impl) {
   const Value v = *rc::gen::element(Value::e4m3, Value::e5m2, Value::e2m1);
   const float x = *gen::hard_float(1.0f, v);
-  QC_CHECK(checks::minifloat(impl, x, v), gen::hex_case(x));
+  QC_CHECK(checks::minifloat(impl, x, v), gen::hex_case(x), corpus::minifloat_case(x));
 }
 
 inline void error_contract(const Implementation& impl) {
   const auto c = *gen::quantize_case({.valid_scheme = false, .exact_counts = false});
   if (!askable(impl, c)) return;
-  QC_CHECK(checks::error_contract(impl, c), checks::describe(c));
+  QC_CHECK(checks::error_contract(impl, c), checks::describe(c), corpus::quantize_case(c));
 }
 
 struct Property {

@@ -8,8 +8,8 @@ RC_GTEST_PROP(ErrorContract, KindsInOrder, ()) {
   const auto want = checks::expected_error(c);
   RC_TAG(want ? std::string(to_string(*want)) : std::string("ok"));
   ReferenceImplementation ref;
-  QC_CHECK(checks::error_contract(ref, c), checks::describe(c));
-  for (const auto& impl : test::under_test()) QC_CHECK(checks::error_contract(*impl, c), checks::describe(c));
+  QC_CHECK(checks::error_contract(ref, c), checks::describe(c), corpus::quantize_case(c));
+  for (const auto& impl : test::under_test()) QC_CHECK(checks::error_contract(*impl, c), checks::describe(c), corpus::quantize_case(c));
 }
 
 // The seed: a valid two-level scheme without a global is missing-global-scale, whatever else

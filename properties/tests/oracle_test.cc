@@ -9,14 +9,14 @@ RC_GTEST_PROP(Oracle, Quantize, ()) {
   RC_CLASSIFY(c.scheme.mode == Mode::lookup, "lookup");
   RC_CLASSIFY(c.scheme.block.has_value(), "per-block");
   RC_CLASSIFY(c.scheme.two_level(), "two-level");
-  QC_CHECK(checks::oracle_quantize(c), checks::describe(c));
+  QC_CHECK(checks::oracle_quantize(c), checks::describe(c), corpus::quantize_case(c));
 }
 
 RC_GTEST_PROP(Oracle, Calibrate, ()) {
   auto c = *gen::quantize_case({.valid_scheme = true, .exact_counts = true, .allow_nan = false});
   const auto method = *rc::gen::element(Calibration::minmax, Calibration::absmean);
   RC_TAG(method == Calibration::minmax ? "minmax" : "absmean");
-  QC_CHECK(checks::oracle_calibrate(c, method), checks::describe(c));
+  QC_CHECK(checks::oracle_calibrate(c, method), checks::describe(c), corpus::calibrate_case(c, method));
 }
 
 RC_GTEST_PROP(Oracle, RoundUpScale, ()) {
@@ -27,7 +27,7 @@ RC_GTEST_PROP(Oracle, RoundUpScale, ()) {
   }));
   RC_CLASSIFY(s == 0.0f, "zero");
   RC_CLASSIFY(s > 0.0f && s < 0x1p-126f, "f32 subnormal");
-  QC_CHECK(checks::oracle_round_up(s, dtype), gen::hex_case(s));
+  QC_CHECK(checks::oracle_round_up(s, dtype), gen::hex_case(s), corpus::round_up_case(s, dtype));
 }
 
 RC_GTEST_PROP(Oracle, Minifloat, ()) {
@@ -35,6 +35,6 @@ RC_GTEST_PROP(Oracle, Minifloat, ()) {
   const float x = *gen::hard_float(*rc::gen::element(1.0f, 0.25f, 8.0f), v);
   RC_CLASSIFY(std::isinf(x), "inf");
   RC_CLASSIFY(x == 0.0f, "zero");
-  QC_CHECK(checks::oracle_minifloat(x, v), gen::hex_case(x));
+  QC_CHECK(checks::oracle_minifloat(x, v), gen::hex_case(x), corpus::minifloat_case(x));
 }
 

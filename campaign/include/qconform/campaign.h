@@ -33,7 +33,9 @@ struct Finding {
   std::string stage, impl, check;
   std::string report;     // expected vs actual bits and the case in SPEC text form
   std::string reproduce;  // RC_PARAMS value, for property findings
-  std::string file;       // the reproducer written under regressions_dir
+  std::string file;       // the report written under regressions_dir
+  std::string corpus_file;  // the case as a corpus file (regressions_dir/<fuzz target>/...): copy it
+                            // into corpus/<fuzz target>/ and ctest replays it from then on
 };
 
 struct Kill {

@@ -35,6 +35,11 @@ struct QuantizeCase {
 // parse of the same bytes with one byte flipped (same error kind or same tensor).
 [[nodiscard]] std::string layout(const Implementation& impl, const QuantizeCase& c, std::size_t flip_at,
                                  std::uint8_t flip_mask);
+// Differential on dequantize of any tensor, codes and scales as given (invalid ones included).
+[[nodiscard]] std::string dequantize_tensor(const Implementation& impl, const QTensor& t, Table table);
+// Differential on parse of untrusted bytes: same error kind, or the same tensor bit for bit.
+[[nodiscard]] std::string parse_bytes(const Implementation& impl, const Scheme& s, std::span<const std::size_t> shape,
+                                      std::span<const std::uint8_t> bytes, Table table);
 [[nodiscard]] std::string calibrate(const Implementation& impl, const QuantizeCase& c, Calibration method);
 [[nodiscard]] std::string round_up(const Implementation& impl, float s, ScaleDtype dtype);
 [[nodiscard]] std::string minifloat(const Implementation& impl, float x, Value v);

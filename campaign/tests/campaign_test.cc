@@ -1,0 +1,123 @@
+// The campaign end to end (label campaign): a conforming plugin passes every stage, a plugin
+// with a realistic bug is reported with reproducers that are corpus files which still catch it,
+// and the self-test kills the whole mutant catalogue.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <unistd.h>
+
+#include "../../properties/mutants/mutants.h"
+#include "qconform/campaign.h"
+#include "qconform/corpus.h"
+#include "qconform/plugin_host.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace qconform;
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("qconform-campaign-test-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+campaign::Options options(const std::string& impl, const fs::path& findings, double budget) {
+  campaign::Options o;
+  o.budget_seconds = budget;
+  o.seed = 20261130;
+  if (!impl.empty()) o.impls = {impl};
+  o.corpus_dir = QCONFORM_CORPUS_DIR;
+  o.regressions_dir = findings.string();
+  return o;
+}
+
+const campaign::Row* row(const campaign::Report& r, const std::string& stage) {
+  for (const auto& x : r.rows) {
+    if (x.stage == stage) return &x;
+  }
+  return nullptr;
+}
+
+std::vector<std::uint8_t> read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(Campaign, ConformingPluginPassesEveryStage) {
+  const fs::path findings = temp_dir("ok");
+  std::ostringstream progress;
+  const auto r = campaign::run(options(QCONFORM_EXAMPLE_PLUGIN, findings, 6), progress);
+  std::ostringstream report;
+  campaign::print(r, report);
+  EXPECT_EQ(r.exit_code, 0) << report.str();
+  EXPECT_TRUE(r.findings.empty());
+  for (const char* stage : {"vectors", "corpus", "properties", "exhaustive"}) {
+    const auto* x = row(r, stage);
+    ASSERT_NE(x, nullptr) << "no " << stage << " stage:\n" << report.str();
+    EXPECT_GT(x->cases, 0u) << stage;
+    EXPECT_EQ(x->failures, 0u) << stage;
+  }
+  EXPECT_NE(report.str().find("CONFORMANT"), std::string::npos);
+  fs::remove_all(findings);
+}
+
+TEST(Campaign, TiesToEvenPluginIsReportedWithCorpusReproducersThatCatchIt) {
+  const fs::path findings = temp_dir("bug");
+  std::ostringstream progress;
+  const auto r = campaign::run(options(QCONFORM_BUGGY_PLUGIN_3, findings, 8), progress);
+  std::ostringstream report;
+  campaign::print(r, report);
+  EXPECT_EQ(r.exit_code, 1) << report.str();
+  ASSERT_FALSE(r.findings.empty());
+  const auto* corpus_row = row(r, "corpus");
+  ASSERT_NE(corpus_row, nullptr);
+  EXPECT_GT(corpus_row->failures, 0u) << "the corpus replay misses a plugin that fails every dequantize";
+
+  auto plugin = load_plugin(QCONFORM_BUGGY_PLUGIN_3);
+  ASSERT_TRUE(plugin.impl) << plugin.error;
+  std::size_t property_reproducers = 0;
+  for (const auto& f : r.findings) {
+    EXPECT_FALSE(f.file.empty()) << "no report file for " << f.check;
+    if (f.corpus_file.empty()) continue;
+    const fs::path p(f.corpus_file);
+    ASSERT_TRUE(fs::is_regular_file(p)) << p;
+    const std::string target = p.parent_path().filename().string();
+    const auto bytes = read_all(p);
+    EXPECT_EQ(corpus::replay_file(ReferenceImplementation(), target, bytes), "") << p;
+    EXPECT_NE(corpus::replay_file(*plugin.impl, target, bytes), "") << p << " does not catch the plugin";
+    property_reproducers += f.stage == "properties";
+  }
+  EXPECT_GT(property_reproducers, 0u) << report.str();
+  EXPECT_NE(report.str().find("NONCONFORMANT"), std::string::npos);
+  fs::remove_all(findings);
+}
+
+TEST(Campaign, SelfTestKillsEveryMutant) {
+  const fs::path findings = temp_dir("self");
+  auto o = options("", findings, 10);
+  o.self_test = true;
+  std::ostringstream progress;
+  const auto r = campaign::run(o, progress);
+  std::ostringstream report;
+  campaign::print(r, report);
+  EXPECT_EQ(r.exit_code, 0) << report.str();
+  ASSERT_EQ(r.kills.size(), std::size(mutants::kCatalogue));
+  for (const auto& k : r.kills) EXPECT_NE(k.killed_by, "-") << k.mutant << " survived";
+  fs::remove_all(findings);
+}
+
+TEST(Campaign, UnknownImplementationIsAUsageError) {
+  const fs::path findings = temp_dir("usage");
+  std::ostringstream progress;
+  const auto r = campaign::run(options("optimized:no-such-target", findings, 1), progress);
+  EXPECT_EQ(r.exit_code, 2);
+  fs::remove_all(findings);
+}
+
+}  // namespace
