@@ -41,6 +41,9 @@ inline constexpr std::size_t kChunk = 2048;
 // Input elements read ahead of the quantize loop: the division keeps a core busy enough that the
 // hardware prefetcher alone leaves DRAM idle between requests.
 inline constexpr std::size_t kPrefetch = 1024;
+// Minifloat boundary margin of the reciprocal path, in f32 patterns (the approximation is within
+// 3; crossing a binade can double a distance counted in patterns).
+inline constexpr std::int32_t kNearUlps = 16;
 
 // Prefetch every cache line of [p, p + bytes).
 HWY_INLINE void PrefetchBytes(const void* p, std::size_t bytes) {
@@ -77,8 +80,13 @@ HWY_INLINE auto ILe(V a, V b) { return hn::Not(hn::Gt(a, b)); }
 // The code of y = x / eff (not NaN), as the reference's quantize_value.
 // With kField, integer codes come back offset by 0x4B400000, whose low 22 bits are zero: the low
 // `bits` bits (the stored field) are the code's, one subtraction saved.
+//
+// For minifloats, with `near` non-null, also sets *near to the lanes whose y lies so close to a
+// midpoint of two minifloats that an approximation of x / eff within 3 f32 ulps might round
+// differently from the true quotient (see QuantizeVecRcp; integers have their own check there).
 template <Value V, bool kField = false, class DF>
-HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> Encode(DF df, hn::Vec<DF> y) {
+HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> Encode(DF df, hn::Vec<DF> y,
+                                                 hn::Mask<hn::RebindToSigned<DF>>* near = nullptr) {
   using F = Fmt<V>;
   const hn::RebindToSigned<DF> di;
   if constexpr (!F::kMini) {
@@ -125,22 +133,30 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> Encode(DF df, hn::Vec<DF> y) {
     const auto half_m1 = hn::Sub(hn::Shl(hn::Set(du, 1u), hn::Sub(shift, hn::Set(du, 1u))), hn::Set(du, 1u));
     const auto lsb2 = hn::And(hn::Shr(m, shift), hn::Set(du, 1u));
     const auto sub = hn::Shr(hn::Add(hn::Add(m, half_m1), lsb2), shift);
-    auto mag = hn::IfThenElse(hn::RebindMask(du, hn::Lt(ai, hn::Set(di, F::kMinNormalBits))), sub, normal);
+    const auto is_sub = hn::RebindMask(du, hn::Lt(ai, hn::Set(di, F::kMinNormalBits)));
+    if (near != nullptr) {
+      // The dropped bits within kNearUlps patterns of exactly one half: a midpoint between two
+      // minifloats (a tie) may lie between y and the true quotient. Saturated lanes never are.
+      const auto dropped_n = hn::And(a, hn::Set(du, (1u << kS) - 1u));
+      const auto dist_n = hn::Abs(hn::Sub(hn::BitCast(di, dropped_n), hn::Set(di, 1 << (kS - 1))));
+      const auto dropped_s = hn::And(m, hn::Sub(hn::Shl(hn::Set(du, 1u), shift), hn::Set(du, 1u)));
+      const auto half_s = hn::Shl(hn::Set(du, 1u), hn::Sub(shift, hn::Set(du, 1u)));
+      const auto dist_s = hn::Abs(hn::Sub(hn::BitCast(di, dropped_s), hn::BitCast(di, half_s)));
+      const auto dist = hn::IfThenElse(hn::RebindMask(di, is_sub), dist_s, dist_n);
+      *near = hn::AndNot(hn::Gt(ai, hn::Set(di, F::kMaxBits - 1)), hn::Lt(dist, hn::Set(di, kNearUlps)));
+    }
+    auto mag = hn::IfThenElse(is_sub, sub, normal);
     // Saturate (±Inf included) to ±max, as encode_minifloat does before rounding.
     mag = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, F::kMaxBits - 1))), hn::Set(du, F::kMaxCode), mag);
     return hn::BitCast(di, hn::Or(mag, sign));
   }
 }
 
-// One vector of quantize: codes as int32, or fields (code & mask) as bytes. `amax` keeps the
-// largest |x| bit pattern seen, so NaN input (above 0x7F800000) is found after the loop.
-template <Value V, bool kBytes, class D, class VI>
-HWY_INLINE void QuantizeVec(D d, const float* HWY_RESTRICT x, hn::Vec<D> eff, std::int32_t* HWY_RESTRICT codes,
-                            std::uint8_t* HWY_RESTRICT fields, VI& amax) {
+// Stores one vector of codes: as int32, or fields (code & mask) as bytes.
+template <Value V, bool kBytes, class D>
+HWY_INLINE void StoreCode(D /*d*/, hn::Vec<hn::RebindToSigned<D>> code, std::int32_t* HWY_RESTRICT codes,
+                          std::uint8_t* HWY_RESTRICT fields) {
   const hn::RebindToSigned<D> di;
-  const auto v = hn::LoadU(d, x);
-  amax = hn::Max(amax, hn::And(hn::BitCast(di, v), hn::Set(di, 0x7FFFFFFF)));
-  const auto code = Encode<V, kBytes>(d, hn::Div(v, eff));  // a true division per lane (SPEC §5)
   if constexpr (kBytes) {
     // The field is the code's low `bits` bits (two's complement), gathered as bytes: U8FromU32
     // is two shuffles where a saturating demotion takes three. (Not TruncateTo: in Highway 1.0.3
@@ -156,6 +172,66 @@ HWY_INLINE void QuantizeVec(D d, const float* HWY_RESTRICT x, hn::Vec<D> eff, st
   } else {
     hn::StoreU(code, di, codes);
   }
+}
+
+// One vector of quantize. `amax` keeps the largest |x| bit pattern seen, so NaN input (above
+// 0x7F800000) is found after the loop.
+template <Value V, bool kBytes, class D, class VI>
+HWY_INLINE void QuantizeVec(D d, const float* HWY_RESTRICT x, hn::Vec<D> eff, std::int32_t* HWY_RESTRICT codes,
+                            std::uint8_t* HWY_RESTRICT fields, VI& amax) {
+  const hn::RebindToSigned<D> di;
+  const auto v = hn::LoadU(d, x);
+  amax = hn::Max(amax, hn::And(hn::BitCast(di, v), hn::Set(di, 0x7FFFFFFF)));
+  StoreCode<V, kBytes>(d, Encode<V, kBytes>(d, hn::Div(v, eff)), codes, fields);  // a true division per lane (SPEC §5)
+}
+
+// Whether a block's effective scale takes the reciprocal path: 1 / eff is then a normal float.
+HWY_INLINE bool RcpEligible(float eff) { return eff >= 0x1p-125f && eff <= 0x1p125f; }
+
+// QuantizeVec without a division in the common case, with the same codes on every input.
+// q = fl(x * rcp), rcp = fl(1 / eff) normal (RcpEligible), is within a relative 2^-23 (1 + 2^-24)
+// of x / eff, so within 3 f32 ulps of fl(x / eff), or both are below 2^-125 in magnitude (code 0
+// for every value type, and a minifloat keeps the shared sign). The code is a monotonic step
+// function of y whose steps sit at rounding boundaries (half-integers; midpoints of adjacent
+// minifloats; clamping and saturation happen at representable values): when no boundary lies
+// within that distance of q (Encode's `near`), q and fl(x / eff) give the same code. Vectors with
+// a lane near a boundary, or a NaN lane (caught later by `amax`), are recomputed with the true
+// division, so the result is QuantizeVec's bit for bit.
+//
+// Integer values take a shorter form of Encode here: away from half-integers, round half away
+// from zero and round-to-nearest-even agree, so the code is the clamped q rounded to nearest. Lanes within 2^-14 of a half-integer, and NaN lanes,
+// are `near` and go to the slow path, which also records NaN in `amax`.
+template <Value V, bool kBytes, class D, class VI>
+HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, hn::Vec<D> eff, hn::Vec<D> rcp,
+                               std::int32_t* HWY_RESTRICT codes, std::uint8_t* HWY_RESTRICT fields, VI& amax) {
+  using F = Fmt<V>;
+  const hn::RebindToSigned<D> di;
+  const auto v = hn::LoadU(d, x);
+  const auto q = hn::Mul(v, rcp);
+  hn::Mask<decltype(di)> near;
+  hn::Vec<decltype(di)> code;
+  if constexpr (!F::kMini) {
+    const auto c = hn::Min(hn::Max(q, hn::Set(d, F::kLo)), hn::Set(d, F::kHi));
+    // c + 1.5 * 2^23 rounds c to the nearest integer n, even on ties, and holds n in its low
+    // mantissa bits (as in Encode); subtracting 1.5 * 2^23 again gives n exactly. No float->int
+    // conversion, and the FP guard's round-to-nearest is the rounding.
+    const auto biased = hn::Add(c, hn::Set(d, 0x1.8p23f));
+    const auto n = hn::Sub(biased, hn::Set(d, 0x1.8p23f));
+    // | |q - n| - 1/2 | >= 2^-14 fails for lanes near a half-integer and for NaN. Clamped lanes
+    // are near only next to lo - 1/2 or hi + 1/2, the clamping's own rounding boundaries.
+    const auto dist = hn::Abs(hn::Sub(hn::Abs(hn::Sub(q, n)), hn::Set(d, 0.5f)));
+    near = hn::RebindMask(di, hn::Not(hn::Ge(dist, hn::Set(d, 0x1p-14f))));
+    code = hn::BitCast(di, biased);
+    if constexpr (!kBytes) code = hn::Sub(code, hn::Set(di, 0x4B400000));
+  } else {
+    amax = hn::Max(amax, hn::And(hn::BitCast(di, v), hn::Set(di, 0x7FFFFFFF)));
+    code = Encode<V, kBytes>(d, q, &near);
+  }
+  if (HWY_UNLIKELY(!hn::AllFalse(di, near))) {
+    amax = hn::Max(amax, hn::And(hn::BitCast(di, v), hn::Set(di, 0x7FFFFFFF)));
+    code = Encode<V, kBytes>(d, hn::Div(v, eff));
+  }
+  StoreCode<V, kBytes>(d, code, codes, fields);
 }
 
 // The last r < Lanes(d) elements of a segment, through a zero-padded copy so they run the very
@@ -304,6 +380,13 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
       const float s = eff[j - j0];
       const auto ev = hn::Set(d, s);
       std::size_t i = c;
+      if (RcpEligible(s)) {
+        const auto rv = hn::Set(d, 1.0f / s);
+        for (; i + lanes <= e; i += lanes) {
+          hwy::Prefetch(xr + i + kPrefetch);
+          QuantizeVecRcp<V, kBytes>(d, xr + i, ev, rv, codes_at(i), fields_at(i), nan_acc);
+        }
+      }
       for (; i + lanes <= e; i += lanes) {
         hwy::Prefetch(xr + i + kPrefetch);
         QuantizeVec<V, kBytes>(d, xr + i, ev, codes_at(i), fields_at(i), nan_acc);
@@ -422,6 +505,50 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> EncodeScaleVec(D d, hn::Vec<D> st) {
   }
 }
 
+// The first r (<= Lanes) stored-scale patterns of `enc` to little-endian bytes of the dtype's
+// width (SPEC §7), whole vectors with one store (x86 is little-endian).
+template <ScaleDtype DT, class DU>
+HWY_INLINE void StorePatterns(DU du, hn::Vec<DU> enc, std::size_t r, std::uint8_t* HWY_RESTRICT out) {
+  constexpr std::size_t w = DT == ScaleDtype::f32 ? 4 : (DT == ScaleDtype::f16 || DT == ScaleDtype::bf16) ? 2 : 1;
+  if (r == hn::Lanes(du) && HWY_TARGET != HWY_SCALAR) {
+    if constexpr (w == 4) {
+      hn::StoreU(enc, du, reinterpret_cast<std::uint32_t*>(out));
+    } else if constexpr (w == 2) {
+      const hn::Rebind<std::uint16_t, DU> d16;
+      hn::StoreU(hn::DemoteTo(d16, hn::BitCast(hn::RebindToSigned<DU>(), enc)), d16, reinterpret_cast<std::uint16_t*>(out));
+    } else {
+      hn::StoreU(hn::U8FromU32(enc), hn::Rebind<std::uint8_t, DU>(), out);
+    }
+  } else {
+    constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
+    alignas(HWY_MAX_BYTES) std::uint32_t cb[kMax];
+    hn::Store(enc, du, cb);
+    for (std::size_t k = 0; k < r; ++k) detail::store_le(out + k * w, cb[k], w);
+  }
+}
+
+// The first r (<= Lanes) little-endian stored-scale patterns at `in`, one per u32 lane.
+template <ScaleDtype DT, class DU>
+HWY_INLINE hn::Vec<DU> LoadPatterns(DU du, const std::uint8_t* HWY_RESTRICT in, std::size_t r) {
+  constexpr std::size_t w = DT == ScaleDtype::f32 ? 4 : (DT == ScaleDtype::f16 || DT == ScaleDtype::bf16) ? 2 : 1;
+  if (r == hn::Lanes(du) && HWY_TARGET != HWY_SCALAR) {
+    if constexpr (w == 4) {
+      return hn::LoadU(du, reinterpret_cast<const std::uint32_t*>(in));
+    } else if constexpr (w == 2) {
+      const hn::Rebind<std::uint16_t, DU> d16;
+      return hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const std::uint16_t*>(in)));
+    } else {
+      return hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint8_t, DU>(), in));
+    }
+  }
+  constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
+  alignas(HWY_MAX_BYTES) std::uint32_t pat[kMax] = {};
+  for (std::size_t k = 0; k < r; ++k) {
+    for (std::size_t b = 0; b < w; ++b) pat[k] |= static_cast<std::uint32_t>(in[k * w + b]) << (8 * b);
+  }
+  return hn::Load(du, pat);
+}
+
 // Calibrated scale of each block from its max |x| bits (SPEC §8: fl(fl(2 * alpha) / range)), then
 // stored (round-up), effective (0 becomes 0.1) and encoded, blocks in vector lanes. False when a
 // maximum is NaN or ±Inf or 2 * alpha overflows.
@@ -438,7 +565,6 @@ bool BlockScalesT(const std::uint32_t* HWY_RESTRICT amax, std::size_t count, flo
     const std::size_t r = std::min(lanes, count - i);
     alignas(HWY_MAX_BYTES) std::uint32_t ab[kMax] = {};
     alignas(HWY_MAX_BYTES) float eb[kMax];
-    alignas(HWY_MAX_BYTES) std::uint32_t cb[kMax];
     std::copy(amax + i, amax + i + r, ab);
     const auto a = hn::Load(du, ab);
     if (!hn::AllFalse(di, IGe(hn::BitCast(di, a), hn::Set(di, 0x7F800000)))) return false;
@@ -447,21 +573,7 @@ bool BlockScalesT(const std::uint32_t* HWY_RESTRICT amax, std::size_t count, flo
     const auto stored = RoundUpVec<DT>(d, hn::Div(twice, hn::Set(d, range)));
     hn::Store(hn::IfThenElse(hn::Eq(stored, hn::Zero(d)), hn::Set(d, 0.1f), stored), d, eb);  // burn's valid_scale
     std::copy(eb, eb + r, eff + i);
-    const auto enc = EncodeScaleVec<DT>(d, stored);
-    if (r == lanes && HWY_TARGET != HWY_SCALAR) {
-      // Whole vectors of patterns straight to the little-endian output (x86 is little-endian).
-      if constexpr (w == 4) {
-        hn::StoreU(enc, du, reinterpret_cast<std::uint32_t*>(out + i * w));
-      } else if constexpr (w == 2) {
-        const hn::Rebind<std::uint16_t, decltype(du)> d16;
-        hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, enc)), d16, reinterpret_cast<std::uint16_t*>(out + i * w));
-      } else {
-        hn::StoreU(hn::U8FromU32(enc), hn::Rebind<std::uint8_t, decltype(du)>(), out + i);
-      }
-    } else {
-      hn::Store(enc, du, cb);
-      for (std::size_t k = 0; k < r; ++k) detail::store_le(out + (i + k) * w, cb[k], w);
-    }
+    StorePatterns<DT>(du, EncodeScaleVec<DT>(d, stored), r, out + i * w);
   }
   return true;
 }
@@ -516,27 +628,19 @@ bool ScalesT(const detail::ScaleJob& job) {
   auto bad = hn::Zero(du);
   for (std::size_t i = 0; i < job.count; i += lanes) {
     const std::size_t r = std::min(lanes, job.count - i);
-    alignas(HWY_MAX_BYTES) float in[kMax] = {};
-    alignas(HWY_MAX_BYTES) std::uint32_t pat[kMax] = {};
-    alignas(HWY_MAX_BYTES) float sb[kMax];
-    alignas(HWY_MAX_BYTES) float eb[kMax];
-    alignas(HWY_MAX_BYTES) std::uint32_t cb[kMax];
+    const bool full = r == lanes;  // whole vectors load and store in place; a tail is staged
+    alignas(HWY_MAX_BYTES) float buf[kMax] = {};
     hn::Vec<decltype(d)> stored;
     if (job.raw != nullptr) {
-      std::copy(job.raw + i, job.raw + i + r, in);
-      auto v = hn::Load(d, in);
+      if (!full) std::copy(job.raw + i, job.raw + i + r, buf);
+      auto v = full ? hn::LoadU(d, job.raw + i) : hn::Load(d, buf);
       v = hn::IfThenZeroElse(hn::Eq(v, hn::Zero(d)), v);  // -0.0 is +0.0
       const auto invalid = hn::Or(hn::Not(hn::IsFinite(v)), hn::RebindMask(d, hn::Ne(hn::ShiftRight<31>(hn::BitCast(du, v)), hn::Zero(du))));
       bad = hn::Or(bad, hn::VecFromMask(du, hn::RebindMask(du, invalid)));
       stored = RoundUpVec<DT>(d, hn::IfThenZeroElse(invalid, v));
     } else {
-      for (std::size_t k = 0; k < r; ++k) {
-        std::uint32_t e = 0;
-        for (std::size_t b = 0; b < w; ++b) e |= static_cast<std::uint32_t>(job.encoded[(i + k) * w + b]) << (8 * b);
-        pat[k] = e;
-      }
       hn::Mask<decltype(d)> ok;
-      stored = DecodeScaleVec<DT>(d, hn::Load(du, pat), ok);
+      stored = DecodeScaleVec<DT>(d, LoadPatterns<DT>(du, job.encoded + i * w, r), ok);
       bad = hn::Or(bad, hn::VecFromMask(du, hn::RebindMask(du, hn::Not(ok))));
       stored = hn::IfThenElseZero(ok, stored);
     }
@@ -545,16 +649,19 @@ bool ScalesT(const detail::ScaleJob& job) {
       eff = hn::Mul(g, stored);
       bad = hn::Or(bad, hn::VecFromMask(du, hn::RebindMask(du, hn::IsInf(eff))));
     }
-    hn::Store(hn::IfThenElse(hn::Eq(eff, hn::Zero(d)), hn::Set(d, 0.1f), eff), d, eb);  // burn's valid_scale
-    std::copy(eb, eb + r, job.eff + i);
-    if (job.stored != nullptr) {
-      hn::Store(stored, d, sb);
-      std::copy(sb, sb + r, job.stored + i);
+    eff = hn::IfThenElse(hn::Eq(eff, hn::Zero(d)), hn::Set(d, 0.1f), eff);  // burn's valid_scale
+    if (full) {
+      hn::StoreU(eff, d, job.eff + i);
+      if (job.stored != nullptr) hn::StoreU(stored, d, job.stored + i);
+    } else {
+      hn::Store(eff, d, buf);
+      std::copy(buf, buf + r, job.eff + i);
+      if (job.stored != nullptr) {
+        hn::Store(stored, d, buf);
+        std::copy(buf, buf + r, job.stored + i);
+      }
     }
-    if (job.out_encoded != nullptr) {
-      hn::Store(EncodeScaleVec<DT>(d, stored), du, cb);
-      for (std::size_t k = 0; k < r; ++k) detail::store_le(job.out_encoded + (i + k) * w, cb[k], w);
-    }
+    if (job.out_encoded != nullptr) StorePatterns<DT>(du, EncodeScaleVec<DT>(d, stored), r, job.out_encoded + i * w);
   }
   return hn::AllFalse(du, hn::Ne(bad, hn::Zero(du)));
 }

@@ -211,41 +211,41 @@ std::string print_scheme(const Scheme& s) {
 }
 
 Status validate_scheme(const Scheme& s) {
-  const std::string text = print_scheme(s);
+  const auto text = [&s] { return print_scheme(s); };  // only for messages: no allocation on success
   if (s.block) {
     if (s.block->dims.empty() || s.block->dims.size() > 5) {
       return Error{ErrorKind::invalid_block_size,
-                   "block of " + std::to_string(s.block->dims.size()) + " dims (1..5 allowed) in " + text};
+                   "block of " + std::to_string(s.block->dims.size()) + " dims (1..5 allowed) in " + text()};
     }
     for (std::size_t i = 0; i < s.block->dims.size(); ++i) {
       if (s.block->dims[i] == 0) {
-        return Error{ErrorKind::invalid_block_size, "block dim " + std::to_string(i) + " is 0 in " + text};
+        return Error{ErrorKind::invalid_block_size, "block dim " + std::to_string(i) + " is 0 in " + text()};
       }
     }
   }
   // "The scale dtype" of SPEC §1: the innermost level's. A two-level scheme's tensor dtype is
   // its global's, which §3.1 checks next (narrow-global-scale).
   if (s.scale_dtype() == ScaleDtype::ue8m0) {
-    return Error{ErrorKind::unsupported_scale_dtype, "ue8m0 scales have no round-up rule, in " + text};
+    return Error{ErrorKind::unsupported_scale_dtype, "ue8m0 scales have no round-up rule, in " + text()};
   }
   if (s.two_level()) {
     if (*s.tensor != ScaleDtype::f32) {
       return Error{ErrorKind::narrow_global_scale,
-                   "two-level global scale must be f32, got " + std::string(to_string(*s.tensor)) + " in " + text};
+                   "two-level global scale must be f32, got " + std::string(to_string(*s.tensor)) + " in " + text()};
     }
     if (scale_max(s.block->dtype) > 65504.0f) {
       return Error{ErrorKind::block_scale_too_wide,
                    "two-level block dtype " + std::string(to_string(s.block->dtype)) +
-                       " reaches past 65504, in " + text};
+                       " reaches past 65504, in " + text()};
     }
   }
   if (s.store.kind == StoreKind::packed_native && !info(s.value).minifloat && info(s.value).bits < 8) {
     return Error{ErrorKind::unsupported_store,
-                 "packed_native has no layout for " + std::string(info(s.value).name) + ", in " + text};
+                 "packed_native has no layout for " + std::string(info(s.value).name) + ", in " + text()};
   }
   if (s.mode == Mode::lookup && (s.store.kind != StoreKind::packed_u32 || info(s.value).minifloat)) {
     return Error{ErrorKind::unsupported_lookup_scheme,
-                 "lookup needs an integer value in packed_u32, in " + text};
+                 "lookup needs an integer value in packed_u32, in " + text()};
   }
   return {};
 }
