@@ -188,6 +188,19 @@ HWY_INLINE void QuantizeVec(D d, const float* HWY_RESTRICT x, hn::Vec<D> eff, st
 // Whether a block's effective scale takes the reciprocal path: 1 / eff is then a normal float.
 HWY_INLINE bool RcpEligible(float eff) { return eff >= 0x1p-125f && eff <= 0x1p125f; }
 
+// rcp[k] = fl(1 / eff[k]) where RcpEligible(eff[k]), else 0 (the division path), k < n.
+HWY_INLINE void Reciprocals(const float* HWY_RESTRICT eff, std::size_t n, float* HWY_RESTRICT rcp) {
+  const hn::ScalableTag<float> d;
+  const std::size_t lanes = hn::Lanes(d);
+  std::size_t k = 0;
+  for (; k + lanes <= n; k += lanes) {
+    const auto e = hn::LoadU(d, eff + k);
+    const auto ok = hn::And(hn::Ge(e, hn::Set(d, 0x1p-125f)), hn::Le(e, hn::Set(d, 0x1p125f)));
+    hn::StoreU(hn::IfThenElseZero(ok, hn::Div(hn::Set(d, 1.0f), e)), d, rcp + k);
+  }
+  for (; k < n; ++k) rcp[k] = RcpEligible(eff[k]) ? 1.0f / eff[k] : 0.0f;
+}
+
 // QuantizeVec without a division in the common case, with the same codes on every input.
 // q = fl(x * rcp), rcp = fl(1 / eff) normal (RcpEligible), is within a relative 2^-23 (1 + 2^-24)
 // of x / eff, so within 3 f32 ulps of fl(x / eff), or both are below 2^-125 in magnitude (code 0
@@ -372,6 +385,33 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
   // Only one of the two outputs exists: no pointer arithmetic on the null one.
   auto codes_at = [&](std::size_t i) { return Offset<!kBytes>(codes, i); };
   auto fields_at = [&](std::size_t i) { return Offset<kBytes>(fields, i - c0); };
+#if HWY_TARGET != HWY_SCALAR
+  if (b % lanes == 0 && c0 % b == 0 && (c1 - c0) % b == 0) {
+    // Whole blocks of whole vectors (the common case): the reciprocals of the chunk's scales a
+    // vector at a time, then a tight loop per block.
+    const std::size_t nb = (c1 - c0) / b;  // <= kChunk / lanes
+    const float* HWY_RESTRICT es = eff + (c0 / b - j0);
+    alignas(HWY_MAX_BYTES) float rcp[kChunk / 4];
+    Reciprocals(es, nb, rcp);
+    for (std::size_t k = 0; k < nb; ++k) {
+      const std::size_t c = c0 + k * b;
+      const auto ev = hn::Set(d, es[k]);
+      if (rcp[k] != 0.0f) {
+        const auto rv = hn::Set(d, rcp[k]);
+        for (std::size_t i = c; i < c + b; i += lanes) {
+          hwy::Prefetch(xr + i + kPrefetch);
+          QuantizeVecRcp<V, kBytes>(d, xr + i, ev, rv, codes_at(i), fields_at(i), nan_acc);
+        }
+      } else {
+        for (std::size_t i = c; i < c + b; i += lanes) {
+          hwy::Prefetch(xr + i + kPrefetch);
+          QuantizeVec<V, kBytes>(d, xr + i, ev, codes_at(i), fields_at(i), nan_acc);
+        }
+      }
+    }
+    return;
+  }
+#endif
   if (b >= lanes) {
     // Whole vectors inside each block: broadcast its scale.
     std::size_t j = c0 / b;
@@ -458,6 +498,46 @@ HWY_INLINE std::uint32_t AbsMaxSpan(const float* HWY_RESTRICT x, std::size_t len
   }
   for (; i < len; ++i) m = std::max(m, std::bit_cast<std::uint32_t>(x[i]) & 0x7FFFFFFFu);
   return m;
+}
+
+// Max of |x| bits of `blocks` consecutive blocks of b elements at x, into amax[0..blocks).
+// When b is a multiple of the vector length, a group of Lanes blocks is reduced together: one
+// vector of partial maxima per block, then log2(Lanes) levels that pair the even and odd lanes
+// of two vectors (each block's partials stay contiguous and aligned) until lane k holds block
+// k's maximum: about three operations per block instead of a horizontal reduction each.
+HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks,
+                             std::uint32_t* HWY_RESTRICT amax) {
+  std::size_t j = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const std::size_t lanes = hn::Lanes(d);
+  if (b % lanes == 0) {
+    constexpr std::size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
+    const auto abs_mask = hn::Set(di, 0x7FFFFFFF);
+    for (; j + lanes <= blocks; j += lanes) {
+      hn::Vec<decltype(di)> m[kMaxLanes];
+      for (std::size_t k = 0; k < lanes; ++k) {
+        const float* p = x + (j + k) * b;
+        PrefetchBytes(p + kPrefetch, b * sizeof(float));
+        auto acc = hn::And(hn::BitCast(di, hn::LoadU(d, p)), abs_mask);
+        for (std::size_t i = lanes; i < b; i += lanes) acc = hn::Max(acc, hn::And(hn::BitCast(di, hn::LoadU(d, p + i)), abs_mask));
+        m[k] = acc;
+      }
+      for (std::size_t n = lanes; n > 1; n /= 2) {
+        for (std::size_t k = 0; k < n / 2; ++k) {
+          m[k] = hn::Max(hn::ConcatEven(di, m[2 * k + 1], m[2 * k]), hn::ConcatOdd(di, m[2 * k + 1], m[2 * k]));
+        }
+      }
+      hn::StoreU(hn::BitCast(du, m[0]), du, amax + j);
+    }
+  }
+#endif
+  for (; j < blocks; ++j) {
+    PrefetchBytes(x + j * b + kPrefetch, b * sizeof(float));
+    amax[j] = AbsMaxSpan(x + j * b, b);
+  }
 }
 
 // SPEC §2 round-up of scales s >= 0 (not NaN) onto a dtype's grid, lane-wise, the same
@@ -703,10 +783,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       const std::size_t c1 = std::min(g.n, c0 + chunk);
       const std::size_t j0 = c0 / b;
       const std::size_t blocks = (c1 - c0) / b;
-      for (std::size_t j = 0; j < blocks; ++j) {
-        PrefetchBytes(xr + c0 + j * b + kPrefetch, b * sizeof(float));
-        amax[j] = AbsMaxSpan(xr + c0 + j * b, b);
-      }
+      AbsMaxBlocks(xr + c0, b, blocks, amax);
       if (!BlockScales(job.dtype, amax, blocks, range, eff, job.scales + (walker.base() + j0) * w)) return false;
       std::uint8_t* fields = job.pack.per_byte == 1 ? row + c0 : fieldbuf;
       QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, nan_acc);
