@@ -196,7 +196,23 @@ std::vector<Row> fuzz_stage(const Options& o, const std::vector<fs::path>& bins,
     fs::create_directories(crashes, ec);
     std::string cmd = quote(bin.string()) + " -max_total_time=" + std::to_string(each) +
                       " -print_final_stats=1 -artifact_prefix=" + quote(crashes.string() + "/");
-    if (fs::exists(bin.string() + ".dict")) cmd += " -dict=" + quote(bin.string() + ".dict");
+    // The target's options file (OSS-Fuzz's format: "key = value" lines under [libfuzzer]).
+    std::ifstream opts(bin.string() + ".options");
+    for (std::string opt; std::getline(opts, opt);) {
+      const auto eq = opt.find('=');
+      if (opt.empty() || opt[0] == '[' || opt[0] == '#' || eq == std::string::npos) continue;
+      auto trim = [](std::string t) {
+        t.erase(0, t.find_first_not_of(" \t"));
+        t.erase(t.find_last_not_of(" \t\r") + 1);
+        return t;
+      };
+      const std::string key = trim(opt.substr(0, eq)), value = trim(opt.substr(eq + 1));
+      if (key == "dict") {
+        cmd += " -dict=" + quote((bin.parent_path() / value).string());
+      } else if (!key.empty() && key != "max_total_time" && key != "artifact_prefix") {
+        cmd += " -" + key + "=" + quote(value);
+      }
+    }
     cmd += " " + quote(fresh.string());
     if (!o.corpus_dir.empty() && fs::is_directory(fs::path(o.corpus_dir) / target)) {
       cmd += " " + quote((fs::path(o.corpus_dir) / target).string());

@@ -315,6 +315,7 @@ class Plugin final : public ReferenceImplementation {
     return static_cast<unsigned>(Op::quantize) | static_cast<unsigned>(Op::dequantize);
   }
   [[nodiscard]] bool lookup_tables() const override { return false; }
+  [[nodiscard]] bool text_schemes() const override { return true; }
 
   [[nodiscard]] Result<QTensor> quantize(const Scheme& s, std::span<const std::size_t> shape,
                                          std::span<const float> data, std::span<const float> scales,

@@ -17,6 +17,7 @@ RC_GTEST_PROP(ErrorContract, KindsInOrder, ()) {
 RC_GTEST_PROP(ErrorContract, TwoLevelWithoutGlobalIsMissingGlobalScale, ()) {
   auto c = *gen::quantize_case({.valid_scheme = true, .exact_counts = false});
   RC_PRE(c.scheme.two_level());
+  RC_TAG(std::string(info(c.scheme.value).name));
   c.global.reset();
   if (*rc::gen::arbitrary<bool>()) c.data.push_back(std::numeric_limits<float>::quiet_NaN());
   if (*rc::gen::arbitrary<bool>()) c.scales.push_back(-1.0f);
@@ -34,6 +35,7 @@ RC_GTEST_PROP(ErrorContract, TwoLevelWithoutGlobalIsMissingGlobalScale, ()) {
 
 // Any scheme text: an invalid-scheme error or a scheme whose canonical print parses back.
 RC_GTEST_PROP(ErrorContract, SchemeTextRoundTrip, (const Scheme& s)) {
+  RC_TAG(std::string(info(s.value).name));
   const std::string text = print_scheme(s);
   const auto back = parse_scheme(text);
   RC_ASSERT(back.ok());
@@ -48,6 +50,7 @@ RC_GTEST_PROP(ErrorContract, ArbitraryTextNeverCrashes, ()) {
                                       return t.substr(0, t.size() / 2) + "x" + t.substr(t.size() / 2);
                                     }));
   const auto r = parse_scheme(text);
+  RC_TAG(r.ok() ? "parses" : "invalid-scheme");
   if (!r.ok()) {
     RC_ASSERT(r.kind() == ErrorKind::invalid_scheme);
   } else {

@@ -7,7 +7,13 @@ using namespace qconform;
 // One named property per family; each runs on every implementation under test.
 #define QC_DIFFERENTIAL(Name, body)                                   \
   RC_GTEST_PROP(Differential, Name, ()) {                             \
-    for (const auto& impl : test::under_test()) props::body(*impl);   \
+    bool first = true;                                                \
+    for (const auto& impl : test::under_test()) {                     \
+      props::tag_cases = first;                                       \
+      first = false;                                                  \
+      props::body(*impl);                                             \
+    }                                                                 \
+    props::tag_cases = true;                                          \
   }
 
 QC_DIFFERENTIAL(Quantize, quantize)

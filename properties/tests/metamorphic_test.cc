@@ -22,6 +22,7 @@ RC_GTEST_PROP(Metamorphic, NegationFlipsTheCode, ()) {
   const float scale = *gen::hard_scale(ScaleDtype::f32);
   const float x = *gen::hard_float(scale == 0.0f ? 0.1f : scale, v);
   RC_PRE(!std::isnan(x));
+  RC_TAG(std::string(info(v).name));
   const Shape shape{1};
   const std::vector<float> sc{scale};
   const auto a = quantize(per_tensor(v), shape, std::vector<float>{x}, sc, std::nullopt);
@@ -41,6 +42,7 @@ RC_GTEST_PROP(Metamorphic, PowerOfTwoScalingKeepsCodes, ()) {
   const float x = *gen::hard_float(scale, v);
   // Away from under- and overflow: every operand and the quotient stay normal after scaling.
   RC_PRE(std::isfinite(x) && (x == 0.0f || (std::fabs(x) > 0x1p-100f && std::fabs(x) < 0x1p100f)));
+  RC_TAG(std::string(info(v).name));
   const Shape shape{1};
   const auto a = quantize(per_tensor(v), shape, std::vector<float>{x}, std::vector<float>{scale}, std::nullopt);
   const auto b = quantize(per_tensor(v), shape, std::vector<float>{std::ldexp(x, k)},
@@ -52,6 +54,7 @@ RC_GTEST_PROP(Metamorphic, PowerOfTwoScalingKeepsCodes, ()) {
 RC_GTEST_PROP(Metamorphic, RequantizingTheDequantizedGivesTheCodes, ()) {
   auto c = *gen::quantize_case({.valid_scheme = true, .exact_counts = true, .allow_nan = false});
   RC_PRE(c.scheme.mode == Mode::symmetric);
+  RC_TAG(std::string(info(c.scheme.value).name));
   const auto q = quantize(c.scheme, c.shape, c.data, c.scales, c.global, c.table_span());
   RC_PRE(q.ok());
   const auto x = dequantize(q.value());
@@ -77,6 +80,7 @@ RC_GTEST_PROP(Metamorphic, MonotonicInX, ()) {
   float b = *gen::hard_float(scale == 0.0f ? 0.1f : scale, v);
   RC_PRE(!std::isnan(a) && !std::isnan(b));
   if (b < a) std::swap(a, b);
+  RC_TAG(std::string(info(v).name));
   const auto q = quantize(per_tensor(v), Shape{2}, std::vector<float>{a, b}, std::vector<float>{scale}, std::nullopt);
   RC_ASSERT(q.ok());
   const float da = decode_value(q->codes[0], v, Mode::symmetric, std::nullopt);
@@ -91,6 +95,7 @@ RC_GTEST_PROP(Metamorphic, ErrorAtMostHalfAStepInsideTheRange, ()) {
   RC_PRE(std::isfinite(x) && std::fabs(x) < 0x1p100f);
   const double lo = static_cast<double>(info(v).lo) * scale, hi = static_cast<double>(info(v).hi) * scale;
   RC_PRE(static_cast<double>(x) >= lo && static_cast<double>(x) <= hi);
+  RC_TAG(std::string(info(v).name));
   const auto q = quantize(per_tensor(v), Shape{1}, std::vector<float>{x}, std::vector<float>{scale}, std::nullopt);
   RC_ASSERT(q.ok());
   const auto xd = dequantize(q.value());
@@ -107,6 +112,7 @@ RC_GTEST_PROP(Metamorphic, PackUnpackRoundTrip, ()) {
   const auto c = *gen::quantize_case({.valid_scheme = true, .exact_counts = true, .allow_nan = false});
   const auto q = quantize(c.scheme, c.shape, c.data, c.scales, c.global, c.table_span());
   RC_PRE(q.ok());
+  RC_TAG(std::string(info(c.scheme.value).name));
   const auto packed = pack(c.scheme, c.shape, q->codes);
   RC_ASSERT(packed.ok());
   const auto back = unpack(c.scheme, c.shape, packed.value());
@@ -118,6 +124,7 @@ RC_GTEST_PROP(Metamorphic, SerializeParseRoundTrip, ()) {
   const auto c = *gen::quantize_case({.valid_scheme = true, .exact_counts = true, .allow_nan = false});
   const auto q = quantize(c.scheme, c.shape, c.data, c.scales, c.global, c.table_span());
   RC_PRE(q.ok());
+  RC_TAG(std::string(info(c.scheme.value).name));
   const auto bytes = serialize(q.value());
   RC_ASSERT(bytes.ok());
   const auto t = parse(c.scheme, c.shape, bytes.value(), c.table_span());

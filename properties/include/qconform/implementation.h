@@ -33,6 +33,9 @@ class Implementation {
   [[nodiscard]] bool supports(Op op) const { return (ops() & static_cast<unsigned>(op)) != 0; }
   // Whether lookup tables can be passed (the plugin ABI has none).
   [[nodiscard]] virtual bool lookup_tables() const { return true; }
+  // Whether schemes reach it as their canonical text (the plugin ABI): a scheme model that no text
+  // expresses (a block level with no dims, which only the fuzz producer builds) cannot be asked.
+  [[nodiscard]] virtual bool text_schemes() const { return false; }
 
   [[nodiscard]] virtual Result<QTensor> quantize(const Scheme& s, std::span<const std::size_t> shape,
                                                  std::span<const float> data, std::span<const float> scales,
