@@ -57,10 +57,10 @@ const Backend kBackends[] = {
 std::vector<Impl> impls() {
   std::vector<Impl> out;
   for (const Backend& b : kBackends) {
-    out.push_back(Impl{std::string(b.name), 0, &b.ops});
+    out.push_back(Impl{std::string(b.name), 0, &b.ops, nullptr});
     if (b.variants == nullptr) continue;
     for (const Variant& v : b.variants()) {
-      out.push_back(Impl{std::string(b.name) + ":" + v.name, v.target, &b.ops});
+      out.push_back(Impl{std::string(b.name) + ":" + v.name, v.target, &b.ops, nullptr});
     }
   }
   return out;

@@ -9,6 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include <memory>
+
+#include "qconform/implementation.h"
 #include "qconform/reference.h"
 
 namespace qconform::cli {
@@ -41,23 +44,30 @@ struct Backend {
   Ops ops;
 };
 
-// A resolved `--impl`: the backend's operations bound to one target.
+// A resolved `--impl`: the backend's operations bound to one target, or an implementation object
+// (a plugin) for the operations it answers, with `ops` (the reference's) for the others.
 struct Impl {
   std::string name;
   std::int64_t target = 0;
   const Ops* ops = nullptr;
+  std::shared_ptr<const Implementation> object;
 
   [[nodiscard]] Result<QTensor> quantize(const Scheme& s, std::span<const std::size_t> shape,
                                          std::span<const float> data,
                                          std::span<const float> scales,
                                          std::optional<float> global, Table table) const {
+    if (object && object->supports(Op::quantize)) return object->quantize(s, shape, data, scales, global, table);
     return ops->quantize(s, shape, data, scales, global, table, target);
   }
   [[nodiscard]] Result<std::vector<float>> dequantize(const QTensor& t, Table table) const {
+    if (object && object->supports(Op::dequantize)) return object->dequantize(t, table);
     return ops->dequantize(t, table, target);
   }
+  // Whether calibrate is the implementation's own (a plugin's ABI has none).
+  [[nodiscard]] bool calibrates() const { return !object || object->supports(Op::calibrate); }
   [[nodiscard]] Result<QParams> calibrate(const Scheme& s, std::span<const std::size_t> shape,
                                           std::span<const float> data, Calibration m) const {
+    if (object && object->supports(Op::calibrate)) return object->calibrate(s, shape, data, m);
     return ops->calibrate(s, shape, data, m, target);
   }
   [[nodiscard]] Result<std::vector<std::uint8_t>> serialize(const QTensor& t) const {

@@ -15,6 +15,7 @@
 
 #include "extra.h"
 #include "impls.h"
+#include "qconform/plugin_host.h"
 #include "literals.h"
 #include "output.h"
 #include "qconform/reference.h"
@@ -49,9 +50,17 @@ struct Inputs {
 Inputs common_inputs(const Options& o) {
   Inputs in;
   std::optional<Impl> impl = find_impl(o.impl);
+  if (!impl && (o.impl.find('/') != std::string::npos || o.impl.ends_with(".so"))) {
+    // A plugin (qconform/plugin.h), run out of process; what its ABI lacks is the reference's.
+    PluginLoad p = load_plugin(o.impl);
+    if (!p.impl) throw UsageError("--impl: cannot load plugin " + quote(o.impl) + ": " + p.error);
+    impl = find_impl("reference");
+    impl->name = p.impl->name();
+    impl->object = std::shared_ptr<const Implementation>(std::move(p.impl));
+  }
   if (!impl) {
     throw UsageError("--impl: unknown implementation " + quote(o.impl) + " (known: " +
-                     known_impls() + ")");
+                     known_impls() + ", or a plugin path)");
   }
   in.impl = std::move(*impl);
   in.shape = parse_shape(o.shape);
@@ -212,6 +221,10 @@ int cmd_dequantize(const Options& o) {
 
 int cmd_calibrate(const Options& o) {
   const Inputs in = common_inputs(o);
+  if (!in.impl.calibrates()) {
+    throw UsageError("--impl: " + in.impl.name + " is a plugin, whose ABI has no calibrate "
+                     "(use reference or optimized)");
+  }
   const std::vector<float> data = read_floats(std::cin);
 
   const Result<Scheme> scheme = parse_scheme(o.scheme);

@@ -149,6 +149,41 @@ if(CASE STREQUAL "burn_q8s_quantize_text")
   expect_out("${BURN_BYTES}")
 endif()
 
+# --impl with a plugin path (qconform/plugin.h): the example plugin gives burn's vector; the
+# ties-to-even plugin rounds 0.5, 2.5 and -2.5 to even where SPEC §5 rounds half away from zero
+# (1, 3, -3); the ABI has no calibrate, which is a usage error.
+if(CASE STREQUAL "impl_plugin_quantize")
+  set(found TRUE)
+  qrun("${BURN_INPUT}" quantize --scheme ${BURN_SCHEME} --shape 4 --scales 0.014173228 --impl ${EXAMPLE_PLUGIN} --json)
+  expect_rc(0)
+  expect_out("^{\"codes\":\\[-127,-71,0,35\\],\"scales\":\\[0\\.014173228\\],\"global\":null,\"bytes\":\"${BURN_BYTES}\"}\n$")
+endif()
+
+if(CASE STREQUAL "impl_plugin_dequantize")
+  set(found TRUE)
+  qrun("" dequantize --scheme ${BURN_SCHEME} --shape 4 --bytes ${BURN_BYTES} --impl ${EXAMPLE_PLUGIN} --json)
+  expect_rc(0)
+  expect_out("^{\"values\":\\[-1\\.8,-1\\.0062993,0\\.0,0\\.496063\\]}\n$")
+endif()
+
+if(CASE STREQUAL "impl_plugin_with_a_bug")
+  set(found TRUE)
+  qrun("0.5 1.5 2.5 -2.5" quantize --scheme ${BURN_SCHEME} --shape 4 --scales 1 --impl ${TIES_TO_EVEN_PLUGIN} --json)
+  expect_rc(0)
+  expect_json(0 codes 0)
+  expect_json(2 codes 2)
+  qrun("0.5 1.5 2.5 -2.5" quantize --scheme ${BURN_SCHEME} --shape 4 --scales 1 --json)
+  expect_json(1 codes 0)
+  expect_json(3 codes 2)
+  expect_json(-3 codes 3)
+endif()
+
+if(CASE STREQUAL "impl_plugin_calibrate_is_a_usage_error")
+  set(found TRUE)
+  qrun("${BURN_INPUT}" calibrate --scheme ${BURN_SCHEME} --shape 4 --impl ${EXAMPLE_PLUGIN} --json)
+  expect_usage_error("no calibrate")
+endif()
+
 # burn dequantizes the same codes back to [-1.8, -1.0062993, 0.0, 0.496063].
 if(CASE STREQUAL "burn_q8s_dequantize")
   set(found TRUE)

@@ -2,7 +2,9 @@
 // pack/unpack and the bandwidth ceilings. Included once per target by optimized.cc through
 // foreach_target.h; callers never see a vector type.
 //
-// Exactness rules (SPEC §5, STYLE.md): y = x / eff is a true IEEE division per lane; NaN lanes are
+// Exactness rules (SPEC §5, STYLE.md): y = x / eff is a true IEEE division per lane, or, where
+// the block's 1 / eff is a normal float, x * fl(1 / eff) whenever that provably gives the same code
+// (QuantizeVecRcp: lanes near a rounding boundary are recomputed with the division); NaN lanes are
 // zeroed before any float->int conversion and reported separately; integer codes are clamped to
 // [lo, hi] before the (then always defined) truncating conversion, and rounded half away from zero
 // on the exact fraction; minifloats are rounded with integer operations on the f32 bits exactly as

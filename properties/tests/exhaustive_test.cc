@@ -27,10 +27,15 @@ TEST(OracleExhaustive, EveryScaleGridPointAndNeighbours) {
 
 TEST(Exhaustive, AllFloatsThroughMinifloatsAndQuantize) {
   // Per-tensor quantize at scale 1 makes y = x exactly, so the minifloat schemes sweep the
-  // conversion itself; q8s at a few scales sweeps division, rounding and clamping.
+  // conversion itself; q8s at a few scales sweeps division, rounding and clamping; each minifloat
+  // at a scale whose reciprocal is inexact sweeps the optimized reciprocal path's midpoint check
+  // (its fallback to the division) on every input.
   std::vector<std::pair<Scheme, float>> cases;
   for (const char* v : {"e4m3", "e5m2", "e2m1"}) cases.push_back({parse_scheme(std::string("value=") + v + ",store=native").value(), 1.0f});
   for (float sc : {1.0f, 0x1p-3f, 0.0137f}) cases.push_back({parse_scheme("value=q8s,store=native").value(), sc});
+  cases.push_back({parse_scheme("value=e4m3,store=native").value(), 0.0137f});
+  cases.push_back({parse_scheme("value=e5m2,store=native").value(), 3.7f});
+  cases.push_back({parse_scheme("value=e2m1,store=native").value(), 0.3f});
   constexpr std::size_t kChunk = 4096;
   const Shape shape{kChunk};
   std::atomic<std::uint64_t> mismatches{0};
