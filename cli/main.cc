@@ -196,6 +196,23 @@ int cmd_dequantize(const Options& o) {
   if (!scheme) return report(scheme.error(), o.json);
   const Shape shape = library_shape(in.shape);
 
+  if (in.impl.object && in.impl.object->supports(Op::dequantize)) {
+    // A plugin parses the untrusted bytes itself (its dequantize is handed them as they are).
+    if (in.shape.overflow) return report(overflow_error(in.shape), o.json);
+    const Result<std::vector<float>> v = in.impl.object->dequantize_bytes(*scheme, shape, bytes, table_of(in));
+    if (!v) return report(with_shape_message(v.error(), in.shape), o.json);
+    if (!o.json) {
+      // The table of codes needs the parse, which is the plugin's own: print the values only.
+      std::printf("scheme  %s\nshape   %s\n", print_scheme(*scheme).c_str(), shape_text(shape).c_str());
+      print_row("index", "", "value");
+      for (std::size_t i = 0; i < v->size(); ++i) print_row(std::to_string(i), "", format_float((*v)[i]));
+      return kExitOk;
+    }
+    Json j;
+    j["values"] = json_floats(*v);
+    print_json(j);
+    return kExitOk;
+  }
   const Result<QTensor> t = in.impl.parse(*scheme, shape, bytes, table_of(in));
   if (!t) return report(with_shape_message(t.error(), in.shape), o.json);
   if (in.shape.overflow) return report(overflow_error(in.shape), o.json);

@@ -12,6 +12,7 @@
 
 #include "../../properties/mutants/mutants.h"
 #include "qconform/campaign.h"
+#include "qconform/checks.h"
 #include "qconform/corpus.h"
 #include "qconform/plugin_host.h"
 
@@ -95,6 +96,27 @@ TEST(Campaign, TiesToEvenPluginIsReportedWithCorpusReproducersThatCatchIt) {
   }
   EXPECT_GT(property_reproducers, 0u) << report.str();
   EXPECT_NE(report.str().find("NONCONFORMANT"), std::string::npos);
+  fs::remove_all(findings);
+}
+
+// A plugin whose quantize is right but whose dequantize decodes a q8s -128 (a code quantize never
+// writes, SPEC §7: invalid-code): only the untrusted bytes handed to its dequantize show it.
+TEST(Campaign, LaxDequantizePluginIsCaughtOnUntrustedBytes) {
+  auto plugin = load_plugin(QCONFORM_BUGGY_PLUGIN_6);
+  ASSERT_TRUE(plugin.impl) << plugin.error;
+  const Scheme q8s = parse_scheme("value=q8s,store=native").value();
+  const std::vector<std::size_t> shape{2};
+  const std::vector<std::uint8_t> bytes{0x80, 0x01, 0x00, 0x00, 0x80, 0x3f};  // codes -128, 1; scale 1
+  EXPECT_EQ(ReferenceImplementation().dequantize_bytes(q8s, shape, bytes, std::nullopt).kind(), ErrorKind::invalid_code);
+  EXPECT_NE(checks::dequantize_bytes(*plugin.impl, q8s, shape, bytes, std::nullopt), "");
+
+  const fs::path findings = temp_dir("lax");
+  std::ostringstream progress;
+  const auto r = campaign::run(options(QCONFORM_BUGGY_PLUGIN_6, findings, 8), progress);
+  std::ostringstream report;
+  campaign::print(r, report);
+  EXPECT_EQ(r.exit_code, 1) << report.str();
+  EXPECT_NE(report.str().find("invalid-code"), std::string::npos) << report.str();
   fs::remove_all(findings);
 }
 

@@ -348,20 +348,40 @@ class Plugin final : public ReferenceImplementation {
     if (table) return fault("the plugin ABI passes no lookup table");
     auto bytes = qconform::serialize(t);
     if (!bytes.ok()) return bytes.error();  // nothing to hand the plugin
-    auto r = w_->call('d', print_scheme(t.scheme), t.shape, bytes->data(), bytes->size(), nullptr, 0, nullptr, 0,
-                      t.codes.size());
+    return call_dequantize(t.scheme, t.shape, *bytes, t.codes.size());
+  }
+
+  // The bytes as they are, untrusted: the plugin's own parse is held to SPEC §7's checks.
+  [[nodiscard]] Result<std::vector<float>> dequantize_bytes(const Scheme& s, std::span<const std::size_t> shape,
+                                                            std::span<const std::uint8_t> bytes,
+                                                            Table table) const override {
+    if (table) return fault("the plugin ABI passes no lookup table");
+    // Room for the elements when the scheme, the shape and the byte count agree; else none (an
+    // error is due). Bounded by the bytes, so an untrusted shape never sizes the buffer.
+    std::size_t elements = 0;
+    if (validate_scheme(s).ok()) {
+      if (auto l = make_layout(s, shape); l.ok() && l->total_bytes == bytes.size()) elements = l->elements;
+    }
+    return call_dequantize(s, shape, bytes, elements);
+  }
+
+ private:
+  Result<std::vector<float>> call_dequantize(const Scheme& s, std::span<const std::size_t> shape,
+                                             std::span<const std::uint8_t> bytes, std::size_t elements) const {
+    auto r = w_->call('d', print_scheme(s), shape, bytes.data(), bytes.size(), nullptr, 0, nullptr, 0, elements);
     if (!r.fault.empty()) return fault(r.fault);
     if (r.ret == 1) return typed(r.kind);
+    if (r.ret == -1) return fault("the plugin reported out too small at capacity " + std::to_string(elements));
     if (r.ret != 0) return fault("the plugin returned " + std::to_string(r.ret));
-    if (r.size != t.codes.size()) {
-      return fault("the plugin wrote " + std::to_string(r.size) + " floats for " + std::to_string(t.codes.size()) + " elements");
+    if (!r.kind.empty()) return fault("the plugin returned 0 with error_kind '" + r.kind + "'");
+    if (r.size != elements) {
+      return fault("the plugin wrote " + std::to_string(r.size) + " floats for " + std::to_string(elements) + " elements");
     }
     std::vector<float> out(r.size);
     if (!out.empty()) std::memcpy(out.data(), r.out.data(), out.size() * sizeof(float));
     return out;
   }
 
- private:
   static Error typed(const std::string& kind) {
     if (auto k = error_kind_from_string(kind)) return Error{*k, "reported by the plugin"};
     return fault("the plugin reported an unknown error kind '" + kind + "'");

@@ -1,6 +1,8 @@
 // Plugins with realistic bugs for the loader tests, one per QCONFORM_BUG value:
 // 1 crashes on 4-bit values, 2 writes one byte past out_capacity, 3 rounds ties to even,
-// 4 hangs, 5 reports a kind that does not exist.
+// 4 hangs, 5 reports a kind that does not exist, 6 quantizes right but its dequantize trusts the
+// bytes' codes: a q8s -128 (or any code quantize never writes) decodes instead of invalid-code.
+// 1 to 5 fail every dequantize with invalid-code.
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -53,8 +55,34 @@ int buggy_quantize(const char* scheme, const size_t* shape, size_t rank, const f
   return 0;
 }
 
-int buggy_dequantize(const char*, const size_t*, size_t, const uint8_t*, size_t, float*, size_t, qconform_result* result) {
-  return fail(result, "invalid-code");
+int buggy_dequantize(const char* scheme, const size_t* shape, size_t rank, const uint8_t* bytes, size_t size,
+                     float* out, size_t out_capacity, qconform_result* result) {
+  if (QCONFORM_BUG != 6) return fail(result, "invalid-code");
+  const auto s = qconform::parse_scheme(scheme);
+  if (!s.ok()) return fail(result, "invalid-scheme");
+  const std::vector<std::size_t> dims(shape, shape + rank);
+  auto t = qconform::parse(s.value(), dims, {bytes, size});
+  if (!t.ok() && t.kind() == qconform::ErrorKind::invalid_code) {
+    // The bug: re-read the codes without the canonical-code check (a lax unpacker), keeping the
+    // scales parse accepted. Rebuild the tensor from the storage bytes, sign-extending fields.
+    const auto l = qconform::make_layout(s.value(), dims).value();
+    std::vector<std::uint8_t> fixed(bytes, bytes + size);
+    const qconform::ValueInfo& vi = qconform::info(s->value);
+    if (!vi.minifloat && vi.bits == 8 && s->store.kind != qconform::StoreKind::packed_u32) {
+      for (std::size_t i = 0; i < l.storage_bytes; ++i) {
+        if (fixed[i] == 0x80) fixed[i] = 0x81;  // -128 read as -127: "close enough"
+      }
+    }
+    t = qconform::parse(s.value(), dims, fixed);
+  }
+  if (!t.ok()) return fail(result, std::string(qconform::to_string(t.kind())).c_str());
+  const auto values = qconform::dequantize(t.value());
+  if (!values.ok()) return fail(result, std::string(qconform::to_string(values.kind())).c_str());
+  if (values->size() > out_capacity) return -1;
+  std::memcpy(out, values->data(), values->size() * sizeof(float));
+  result->size = values->size();
+  result->error_kind[0] = '\0';
+  return 0;
 }
 
 const qconform_plugin kPlugin = {QCONFORM_PLUGIN_ABI_VERSION, "buggy", &buggy_quantize, &buggy_dequantize};

@@ -155,17 +155,20 @@ std::string layout(const Implementation& impl, const QuantizeCase& c, std::size_
     if (auto d = compare_status("unpack", impl.name(), ru, gu); !d.empty()) return d;
     if (ru.ok() && ru.value() != gu.value()) return "unpack: codes differ";
   }
-  if (impl.supports(Op::parse)) {
+  if (impl.supports(Op::parse) || impl.supports(Op::dequantize)) {
     std::vector<std::uint8_t> b = bytes.value();
     for (int variant = 0; variant < 3; ++variant) {
       if (variant == 1 && !b.empty()) b[flip_at % b.size()] ^= flip_mask;
       if (variant == 2) b.push_back(flip_mask);
-      const auto rp = ref().parse(c.scheme, c.shape, b, c.table_span());
-      const auto gp = impl.parse(c.scheme, c.shape, b, c.table_span());
-      if (auto d = compare_status("parse", impl.name(), rp, gp); !d.empty()) return d;
-      if (rp.ok()) {
-        if (auto d = compare_tensors(rp.value(), gp.value(), c); !d.empty()) return "parse: " + d;
+      if (impl.supports(Op::parse)) {
+        const auto rp = ref().parse(c.scheme, c.shape, b, c.table_span());
+        const auto gp = impl.parse(c.scheme, c.shape, b, c.table_span());
+        if (auto d = compare_status("parse", impl.name(), rp, gp); !d.empty()) return d;
+        if (rp.ok()) {
+          if (auto d = compare_tensors(rp.value(), gp.value(), c); !d.empty()) return "parse: " + d;
+        }
       }
+      if (auto d = dequantize_bytes(impl, c.scheme, c.shape, b, c.table_span()); !d.empty()) return d;
     }
   }
   return {};
@@ -178,6 +181,17 @@ std::string dequantize_tensor(const Implementation& impl, const QTensor& t, Tabl
   if (auto d = compare_status("dequantize", impl.name(), r, g); !d.empty()) return d;
   if (!r.ok()) return {};
   if (auto d = compare_floats("dequantized", r.value(), g.value()); !d.empty()) return impl.name() + " " + d;
+  return {};
+}
+
+std::string dequantize_bytes(const Implementation& impl, const Scheme& s, std::span<const std::size_t> shape,
+                             std::span<const std::uint8_t> bytes, Table table) {
+  if (!impl.supports(Op::dequantize)) return {};
+  const auto r = ref().dequantize_bytes(s, shape, bytes, table);
+  const auto g = impl.dequantize_bytes(s, shape, bytes, table);
+  if (auto d = compare_status("dequantize of bytes", impl.name(), r, g); !d.empty()) return d;
+  if (!r.ok()) return {};
+  if (auto d = compare_floats("dequantized bytes", r.value(), g.value()); !d.empty()) return impl.name() + " " + d;
   return {};
 }
 

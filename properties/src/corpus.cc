@@ -143,8 +143,12 @@ std::string replay_file(const Implementation& impl, const std::string& target, s
     }
   } else if (target == "parse_bytes") {
     const fuzz::ParseCase q = fuzz::decode_parse(bytes);
-    skip = !askable_scheme(impl, q.scheme) || !impl.supports(Op::parse) || (q.table && !impl.lookup_tables());
-    if (!skip) report = checks::parse_bytes(impl, q.scheme.scheme, q.shape, q.bytes, table_of(q.table));
+    skip = !askable_scheme(impl, q.scheme) || !(impl.supports(Op::parse) || impl.supports(Op::dequantize)) ||
+           (q.table && !impl.lookup_tables());
+    if (!skip) {
+      report = first([&] { return checks::parse_bytes(impl, q.scheme.scheme, q.shape, q.bytes, table_of(q.table)); },
+                     [&] { return checks::dequantize_bytes(impl, q.scheme.scheme, q.shape, q.bytes, table_of(q.table)); });
+    }
   } else if (target == "dequantize") {
     const fuzz::DequantCase q = fuzz::decode_dequant(bytes);
     skip = !askable_scheme(impl, q.scheme) || !impl.supports(Op::dequantize) || (q.table && !impl.lookup_tables());

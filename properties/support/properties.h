@@ -59,6 +59,7 @@ inline void dequantize(const Implementation& impl) {
 
 inline void layout(const Implementation& impl) {
   const auto c = *gen::quantize_case();
+  if (!askable(impl, c)) return;
   const auto at = *rc::gen::arbitrary<std::size_t>();
   const auto mask = *rc::gen::inRange<int>(1, 256);
   QC_TAG(c.scheme.store.kind == StoreKind::native ? "native" : c.scheme.store.kind == StoreKind::packed_u32 ? "packed_u32" : "packed_native");

@@ -37,6 +37,10 @@ struct QuantizeCase {
                                  std::uint8_t flip_mask);
 // Differential on dequantize of any tensor, codes and scales as given (invalid ones included).
 [[nodiscard]] std::string dequantize_tensor(const Implementation& impl, const QTensor& t, Table table);
+// Differential on dequantize of untrusted bytes (Implementation::dequantize_bytes) against the
+// reference's parse then dequantize: same error kind, or the same values bit for bit.
+[[nodiscard]] std::string dequantize_bytes(const Implementation& impl, const Scheme& s, std::span<const std::size_t> shape,
+                                           std::span<const std::uint8_t> bytes, Table table);
 // Differential on parse of untrusted bytes: same error kind, or the same tensor bit for bit.
 [[nodiscard]] std::string parse_bytes(const Implementation& impl, const Scheme& s, std::span<const std::size_t> shape,
                                       std::span<const std::uint8_t> bytes, Table table);

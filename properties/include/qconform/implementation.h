@@ -51,6 +51,16 @@ class Implementation {
   [[nodiscard]] virtual Result<QTensor> parse(const Scheme& s, std::span<const std::size_t> shape,
                                               std::span<const std::uint8_t> bytes, Table table) const = 0;
   [[nodiscard]] virtual Result<float> round_up_scale(float s, ScaleDtype dtype) const = 0;
+  // Dequantize of untrusted serialized bytes (SPEC §7's parse, then §5), answered with the
+  // dequantize operation (Op::dequantize): what a plugin's dequantize is handed. By default this
+  // implementation's parse, then its dequantize.
+  [[nodiscard]] virtual Result<std::vector<float>> dequantize_bytes(const Scheme& s, std::span<const std::size_t> shape,
+                                                                    std::span<const std::uint8_t> bytes,
+                                                                    Table table) const {
+    Result<QTensor> t = parse(s, shape, bytes, table);
+    if (!t.ok()) return t.error();
+    return dequantize(t.value(), table);
+  }
   [[nodiscard]] virtual std::uint8_t encode_minifloat(float x, Value v) const = 0;
   [[nodiscard]] virtual float decode_minifloat(std::uint8_t code, Value v) const = 0;
 };
