@@ -130,8 +130,10 @@ void write_reproducer(const Options& o, Finding& f, std::size_t n, const std::op
   out << "# qconform nonconformance (" << f.stage << ", " << f.check << ")\n# implementation: " << f.impl << "\n";
   if (!f.reproduce.empty()) out << "# rerun: RC_PARAMS=\"" << f.reproduce << "\"\n";
   if (!f.corpus_file.empty()) {
-    out << "# corpus file: " << f.corpus_file << " (copy it into corpus/" << file->target
-        << "/ and `ctest -L corpus` replays it)\n";
+    // A written case names its fuzz target; a corpus or crash file sits in its target's folder.
+    const std::string target = file ? file->target : fs::path(f.corpus_file).parent_path().filename().string();
+    out << "# corpus file: " << f.corpus_file << " (a " << target << " input: in corpus/" << target
+        << "/, `ctest -L corpus` replays it)\n";
   }
   out << f.report << "\n";
   out.close();
