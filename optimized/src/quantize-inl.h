@@ -40,7 +40,7 @@ using detail::RowWalker;
 
 // Elements per chunk of a row: the scratch buffers below stay in L1.
 inline constexpr std::size_t kChunk = 2048;
-// Input elements read ahead of the quantize loop: the division keeps a core busy enough that the
+// Input elements read ahead of the quantize loop: the arithmetic keeps a core busy enough that the
 // hardware prefetcher alone leaves DRAM idle between requests.
 inline constexpr std::size_t kPrefetch = 1024;
 // Minifloat boundary margin of the reciprocal path, in f32 patterns (the approximation is within
@@ -214,8 +214,9 @@ HWY_INLINE void Reciprocals(const float* HWY_RESTRICT eff, std::size_t n, float*
 // division, so the result is QuantizeVec's bit for bit.
 //
 // Integer values take a shorter form of Encode here: away from half-integers, round half away
-// from zero and round-to-nearest-even agree, so the code is the clamped q rounded to nearest. Lanes within 2^-14 of a half-integer, and NaN lanes,
-// are `near` and go to the slow path, which also records NaN in `amax`.
+// from zero and round-to-nearest-even agree, so the code is the clamped q rounded to nearest.
+// Lanes within 2^-14 of a half-integer, and NaN lanes, are `near` and go to the slow path, which
+// also records NaN in `amax`.
 template <Value V, bool kBytes, class D, class VI>
 HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, hn::Vec<D> eff, hn::Vec<D> rcp,
                                std::int32_t* HWY_RESTRICT codes, std::uint8_t* HWY_RESTRICT fields, VI& amax) {
