@@ -187,24 +187,27 @@ HWY_INLINE void QuantizeVec(D d, const float* HWY_RESTRICT x, hn::Vec<D> eff, st
   StoreCode<V, kBytes>(d, Encode<V, kBytes>(d, hn::Div(v, eff)), codes, fields);  // a true division per lane (SPEC §5)
 }
 
-// Whether a block's effective scale takes the reciprocal path: 1 / eff is then a normal float.
-HWY_INLINE bool RcpEligible(float eff) { return eff >= 0x1p-125f && eff <= 0x1p125f; }
+// The effective scales that take the reciprocal path: 1 / eff is then a normal float.
+inline constexpr float kRcpMinEff = 0x1p-125f, kRcpMaxEff = 0x1p125f;
 
-// rcp[k] = fl(1 / eff[k]) where RcpEligible(eff[k]), else 0 (the division path), k < n.
+// fl(1 / eff) for an effective scale on the reciprocal path, else 0 (the division path).
+HWY_INLINE float Reciprocal(float eff) { return eff >= kRcpMinEff && eff <= kRcpMaxEff ? 1.0f / eff : 0.0f; }
+
+// rcp[k] = Reciprocal(eff[k]), k < n, a vector at a time.
 HWY_INLINE void Reciprocals(const float* HWY_RESTRICT eff, std::size_t n, float* HWY_RESTRICT rcp) {
   const hn::ScalableTag<float> d;
   const std::size_t lanes = hn::Lanes(d);
   std::size_t k = 0;
   for (; k + lanes <= n; k += lanes) {
     const auto e = hn::LoadU(d, eff + k);
-    const auto ok = hn::And(hn::Ge(e, hn::Set(d, 0x1p-125f)), hn::Le(e, hn::Set(d, 0x1p125f)));
+    const auto ok = hn::And(hn::Ge(e, hn::Set(d, kRcpMinEff)), hn::Le(e, hn::Set(d, kRcpMaxEff)));
     hn::StoreU(hn::IfThenElseZero(ok, hn::Div(hn::Set(d, 1.0f), e)), d, rcp + k);
   }
-  for (; k < n; ++k) rcp[k] = RcpEligible(eff[k]) ? 1.0f / eff[k] : 0.0f;
+  for (; k < n; ++k) rcp[k] = Reciprocal(eff[k]);
 }
 
 // QuantizeVec without a division in the common case, with the same codes on every input.
-// q = fl(x * rcp), rcp = fl(1 / eff) normal (RcpEligible), is within a relative 2^-23 (1 + 2^-24)
+// q = fl(x * rcp), rcp = fl(1 / eff) normal (Reciprocal), is within a relative 2^-23 (1 + 2^-24)
 // of x / eff, so within 3 f32 ulps of fl(x / eff), or both are below 2^-125 in magnitude (code 0
 // for every value type, and a minifloat keeps the shared sign). The code is a monotonic step
 // function of y whose steps sit at rounding boundaries (half-integers; midpoints of adjacent
@@ -377,6 +380,27 @@ HWY_INLINE T* Offset(T* p, std::size_t i) {
   }
 }
 
+// The whole vectors of [i, e) of a row, which lie in one block of scale s: the reciprocal path
+// when r = Reciprocal(s) is nonzero, else the division. Returns where the whole vectors end.
+template <Value V, bool kBytes, class D, class CodesAt, class FieldsAt, class VU>
+HWY_INLINE std::size_t BlockVectors(D d, const float* HWY_RESTRICT xr, std::size_t i, std::size_t e, float s, float r,
+                                    CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
+  const std::size_t lanes = hn::Lanes(d);
+  const auto ev = hn::Set(d, s);
+  if (r != 0.0f) {
+    const auto rv = hn::Set(d, r);
+    for (; i + lanes <= e; i += lanes) {
+      hwy::Prefetch(xr + i + kPrefetch);
+      QuantizeVecRcp<V, kBytes>(d, xr + i, ev, rv, codes_at(i), fields_at(i), nan_acc);
+    }
+  }
+  for (; i + lanes <= e; i += lanes) {
+    hwy::Prefetch(xr + i + kPrefetch);
+    QuantizeVec<V, kBytes>(d, xr + i, ev, codes_at(i), fields_at(i), nan_acc);
+  }
+  return i;
+}
+
 // Quantizes elements [c0, c1) of one row. Element c uses eff[c / b - j0]. Fields are written to
 // fields[c - c0], codes to codes[c].
 template <Value V, bool kBytes, class VU>
@@ -396,22 +420,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
     const float* HWY_RESTRICT es = eff + (c0 / b - j0);
     alignas(HWY_MAX_BYTES) float rcp[kChunk / 4];
     Reciprocals(es, nb, rcp);
-    for (std::size_t k = 0; k < nb; ++k) {
-      const std::size_t c = c0 + k * b;
-      const auto ev = hn::Set(d, es[k]);
-      if (rcp[k] != 0.0f) {
-        const auto rv = hn::Set(d, rcp[k]);
-        for (std::size_t i = c; i < c + b; i += lanes) {
-          hwy::Prefetch(xr + i + kPrefetch);
-          QuantizeVecRcp<V, kBytes>(d, xr + i, ev, rv, codes_at(i), fields_at(i), nan_acc);
-        }
-      } else {
-        for (std::size_t i = c; i < c + b; i += lanes) {
-          hwy::Prefetch(xr + i + kPrefetch);
-          QuantizeVec<V, kBytes>(d, xr + i, ev, codes_at(i), fields_at(i), nan_acc);
-        }
-      }
-    }
+    for (std::size_t k = 0; k < nb; ++k) (void)BlockVectors<V, kBytes>(d, xr, c0 + k * b, c0 + (k + 1) * b, es[k], rcp[k], codes_at, fields_at, nan_acc);
     return;
   }
 #endif
@@ -421,19 +430,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
     for (std::size_t c = c0; c < c1; ++j) {
       const std::size_t e = std::min((j + 1) * b, c1);
       const float s = eff[j - j0];
-      const auto ev = hn::Set(d, s);
-      std::size_t i = c;
-      if (RcpEligible(s)) {
-        const auto rv = hn::Set(d, 1.0f / s);
-        for (; i + lanes <= e; i += lanes) {
-          hwy::Prefetch(xr + i + kPrefetch);
-          QuantizeVecRcp<V, kBytes>(d, xr + i, ev, rv, codes_at(i), fields_at(i), nan_acc);
-        }
-      }
-      for (; i + lanes <= e; i += lanes) {
-        hwy::Prefetch(xr + i + kPrefetch);
-        QuantizeVec<V, kBytes>(d, xr + i, ev, codes_at(i), fields_at(i), nan_acc);
-      }
+      const std::size_t i = BlockVectors<V, kBytes>(d, xr, c, e, s, Reciprocal(s), codes_at, fields_at, nan_acc);
       if (i < e) QuantizeTail<V, kBytes>(d, xr + i, nullptr, s, e - i, codes_at(i), fields_at(i), nan_acc);
       c = e;
     }
