@@ -123,15 +123,20 @@ std::string quantize(const Implementation& impl, const QuantizeCase& c) {
   return {};
 }
 
-std::string dequantize(const Implementation& impl, const QuantizeCase& c) {
-  const auto q = ref().quantize(c.scheme, c.shape, c.data, c.scales, c.global, c.table_span());
-  if (!q.ok()) return {};
-  const auto r = ref().dequantize(q.value(), c.table_span());
-  const auto g = impl.dequantize(q.value(), c.table_span());
+std::string dequantize_tensor(const Implementation& impl, const QTensor& t, Table table) {
+  if (!impl.supports(Op::dequantize)) return {};
+  const auto r = ref().dequantize(t, table);
+  const auto g = impl.dequantize(t, table);
   if (auto d = compare_status("dequantize", impl.name(), r, g); !d.empty()) return d;
   if (!r.ok()) return {};
   if (auto d = compare_floats("dequantized", r.value(), g.value()); !d.empty()) return impl.name() + " " + d;
   return {};
+}
+
+std::string dequantize(const Implementation& impl, const QuantizeCase& c) {
+  const auto q = ref().quantize(c.scheme, c.shape, c.data, c.scales, c.global, c.table_span());
+  if (!q.ok()) return {};
+  return dequantize_tensor(impl, q.value(), c.table_span());
 }
 
 std::string layout(const Implementation& impl, const QuantizeCase& c, std::size_t flip_at, std::uint8_t flip_mask) {
@@ -174,15 +179,6 @@ std::string layout(const Implementation& impl, const QuantizeCase& c, std::size_
   return {};
 }
 
-std::string dequantize_tensor(const Implementation& impl, const QTensor& t, Table table) {
-  if (!impl.supports(Op::dequantize)) return {};
-  const auto r = ref().dequantize(t, table);
-  const auto g = impl.dequantize(t, table);
-  if (auto d = compare_status("dequantize", impl.name(), r, g); !d.empty()) return d;
-  if (!r.ok()) return {};
-  if (auto d = compare_floats("dequantized", r.value(), g.value()); !d.empty()) return impl.name() + " " + d;
-  return {};
-}
 
 std::string dequantize_bytes(const Implementation& impl, const Scheme& s, std::span<const std::size_t> shape,
                              std::span<const std::uint8_t> bytes, Table table) {
