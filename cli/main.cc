@@ -188,6 +188,25 @@ int cmd_quantize(const Options& o) {
   return kExitOk;
 }
 
+// Prints dequantized values; `t` is the parsed tensor, whose codes and scales go beside them
+// (null when a plugin parsed the bytes itself).
+int print_dequantized(const Options& o, const Scheme& s, const Shape& shape, const std::vector<float>& values,
+                      const QTensor* t) {
+  if (o.json) {
+    Json j;
+    j["values"] = json_floats(values);
+    print_json(j);
+    return kExitOk;
+  }
+  std::printf("scheme  %s\nshape   %s\n", print_scheme(s).c_str(), shape_text(shape).c_str());
+  print_row("index", t ? "code" : "", "value");
+  for (std::size_t i = 0; i < values.size() && (!t || i < t->codes.size()); ++i) {
+    print_row(std::to_string(i), t ? code_text(t->codes[i], t->scheme) : "", format_float(values[i]));
+  }
+  if (t) std::printf("scales  %s\nglobal  %s\n", join_floats(t->scales).c_str(), global_text(t->global).c_str());
+  return kExitOk;
+}
+
 int cmd_dequantize(const Options& o) {
   const Inputs in = common_inputs(o);
   const std::vector<std::uint8_t> bytes = parse_hex(o.bytes);
@@ -201,39 +220,14 @@ int cmd_dequantize(const Options& o) {
     if (in.shape.overflow) return report(overflow_error(in.shape), o.json);
     const Result<std::vector<float>> v = in.impl.object->dequantize_bytes(*scheme, shape, bytes, table_of(in));
     if (!v) return report(with_shape_message(v.error(), in.shape), o.json);
-    if (!o.json) {
-      // The table of codes needs the parse, which is the plugin's own: print the values only.
-      std::printf("scheme  %s\nshape   %s\n", print_scheme(*scheme).c_str(), shape_text(shape).c_str());
-      print_row("index", "", "value");
-      for (std::size_t i = 0; i < v->size(); ++i) print_row(std::to_string(i), "", format_float((*v)[i]));
-      return kExitOk;
-    }
-    Json j;
-    j["values"] = json_floats(*v);
-    print_json(j);
-    return kExitOk;
+    return print_dequantized(o, *scheme, shape, *v, nullptr);
   }
   const Result<QTensor> t = in.impl.parse(*scheme, shape, bytes, table_of(in));
   if (!t) return report(with_shape_message(t.error(), in.shape), o.json);
   if (in.shape.overflow) return report(overflow_error(in.shape), o.json);
   const Result<std::vector<float>> values = in.impl.dequantize(*t, table_of(in));
   if (!values) return report(values.error(), o.json);
-
-  if (o.json) {
-    Json j;
-    j["values"] = json_floats(*values);
-    print_json(j);
-    return kExitOk;
-  }
-  std::printf("scheme  %s\nshape   %s\n", print_scheme(t->scheme).c_str(),
-              shape_text(t->shape).c_str());
-  print_row("index", "code", "value");
-  for (std::size_t i = 0; i < values->size() && i < t->codes.size(); ++i) {
-    print_row(std::to_string(i), code_text(t->codes[i], t->scheme), format_float((*values)[i]));
-  }
-  std::printf("scales  %s\nglobal  %s\n", join_floats(t->scales).c_str(),
-              global_text(t->global).c_str());
-  return kExitOk;
+  return print_dequantized(o, t->scheme, t->shape, *values, &t.value());
 }
 
 int cmd_calibrate(const Options& o) {
