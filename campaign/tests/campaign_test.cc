@@ -50,31 +50,38 @@ std::vector<std::uint8_t> read_all(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// Runs the campaign and prints its report, as `qconform run` does.
+struct Run {
+  campaign::Report r;
+  std::string text;
+};
+Run run(const campaign::Options& o) {
+  std::ostringstream progress, report;
+  Run out{campaign::run(o, progress), {}};
+  campaign::print(out.r, report);
+  out.text = report.str();
+  return out;
+}
+
 TEST(Campaign, ConformingPluginPassesEveryStage) {
   const fs::path findings = temp_dir("ok");
-  std::ostringstream progress;
-  const auto r = campaign::run(options(QCONFORM_EXAMPLE_PLUGIN, findings, 6), progress);
-  std::ostringstream report;
-  campaign::print(r, report);
-  EXPECT_EQ(r.exit_code, 0) << report.str();
+  const auto [r, text] = run(options(QCONFORM_EXAMPLE_PLUGIN, findings, 6));
+  EXPECT_EQ(r.exit_code, 0) << text;
   EXPECT_TRUE(r.findings.empty());
   for (const char* stage : {"vectors", "corpus", "properties", "exhaustive"}) {
     const auto* x = row(r, stage);
-    ASSERT_NE(x, nullptr) << "no " << stage << " stage:\n" << report.str();
+    ASSERT_NE(x, nullptr) << "no " << stage << " stage:\n" << text;
     EXPECT_GT(x->cases, 0u) << stage;
     EXPECT_EQ(x->failures, 0u) << stage;
   }
-  EXPECT_NE(report.str().find("CONFORMANT"), std::string::npos);
+  EXPECT_NE(text.find("CONFORMANT"), std::string::npos);
   fs::remove_all(findings);
 }
 
 TEST(Campaign, TiesToEvenPluginIsReportedWithCorpusReproducersThatCatchIt) {
   const fs::path findings = temp_dir("bug");
-  std::ostringstream progress;
-  const auto r = campaign::run(options(QCONFORM_BUGGY_PLUGIN_3, findings, 8), progress);
-  std::ostringstream report;
-  campaign::print(r, report);
-  EXPECT_EQ(r.exit_code, 1) << report.str();
+  const auto [r, text] = run(options(QCONFORM_BUGGY_PLUGIN_3, findings, 8));
+  EXPECT_EQ(r.exit_code, 1) << text;
   ASSERT_FALSE(r.findings.empty());
   const auto* corpus_row = row(r, "corpus");
   ASSERT_NE(corpus_row, nullptr);
@@ -94,8 +101,8 @@ TEST(Campaign, TiesToEvenPluginIsReportedWithCorpusReproducersThatCatchIt) {
     EXPECT_NE(corpus::replay_file(*plugin.impl, target, bytes), "") << p << " does not catch the plugin";
     property_reproducers += f.stage == "properties";
   }
-  EXPECT_GT(property_reproducers, 0u) << report.str();
-  EXPECT_NE(report.str().find("NONCONFORMANT"), std::string::npos);
+  EXPECT_GT(property_reproducers, 0u) << text;
+  EXPECT_NE(text.find("NONCONFORMANT"), std::string::npos);
   fs::remove_all(findings);
 }
 
@@ -111,12 +118,9 @@ TEST(Campaign, LaxDequantizePluginIsCaughtOnUntrustedBytes) {
   EXPECT_NE(checks::dequantize_bytes(*plugin.impl, q8s, shape, bytes, std::nullopt), "");
 
   const fs::path findings = temp_dir("lax");
-  std::ostringstream progress;
-  const auto r = campaign::run(options(QCONFORM_BUGGY_PLUGIN_6, findings, 8), progress);
-  std::ostringstream report;
-  campaign::print(r, report);
-  EXPECT_EQ(r.exit_code, 1) << report.str();
-  EXPECT_NE(report.str().find("invalid-code"), std::string::npos) << report.str();
+  const auto [r, text] = run(options(QCONFORM_BUGGY_PLUGIN_6, findings, 8));
+  EXPECT_EQ(r.exit_code, 1) << text;
+  EXPECT_NE(text.find("invalid-code"), std::string::npos) << text;
   fs::remove_all(findings);
 }
 
@@ -124,11 +128,8 @@ TEST(Campaign, SelfTestKillsEveryMutant) {
   const fs::path findings = temp_dir("self");
   auto o = options("", findings, 10);
   o.self_test = true;
-  std::ostringstream progress;
-  const auto r = campaign::run(o, progress);
-  std::ostringstream report;
-  campaign::print(r, report);
-  EXPECT_EQ(r.exit_code, 0) << report.str();
+  const auto [r, text] = run(o);
+  EXPECT_EQ(r.exit_code, 0) << text;
   ASSERT_EQ(r.kills.size(), std::size(mutants::kCatalogue));
   for (const auto& k : r.kills) EXPECT_NE(k.killed_by, "-") << k.mutant << " survived";
   fs::remove_all(findings);
@@ -136,8 +137,7 @@ TEST(Campaign, SelfTestKillsEveryMutant) {
 
 TEST(Campaign, UnknownImplementationIsAUsageError) {
   const fs::path findings = temp_dir("usage");
-  std::ostringstream progress;
-  const auto r = campaign::run(options("optimized:no-such-target", findings, 1), progress);
+  const auto r = run(options("optimized:no-such-target", findings, 1)).r;
   EXPECT_EQ(r.exit_code, 2);
   fs::remove_all(findings);
 }
