@@ -82,13 +82,8 @@ HWY_INLINE auto ILe(V a, V b) { return hn::Not(hn::Gt(a, b)); }
 // The code of y = x / eff (not NaN), as the reference's quantize_value.
 // With kField, integer codes come back offset by 0x4B400000, whose low 22 bits are zero: the low
 // `bits` bits (the stored field) are the code's, one subtraction saved.
-//
-// For minifloats, with `near` non-null, also sets *near to the lanes whose y lies so close to a
-// midpoint of two minifloats that an approximation of x / eff within 3 f32 ulps might round
-// differently from the true quotient (see QuantizeVecRcp; integers have their own check there).
 template <Value V, bool kField = false, class DF>
-HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> Encode(DF df, hn::Vec<DF> y,
-                                                 hn::Mask<hn::RebindToSigned<DF>>* near = nullptr) {
+HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> Encode(DF df, hn::Vec<DF> y) {
   using F = Fmt<V>;
   const hn::RebindToSigned<DF> di;
   if constexpr (!F::kMini) {
@@ -136,22 +131,33 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> Encode(DF df, hn::Vec<DF> y,
     const auto lsb2 = hn::And(hn::Shr(m, shift), hn::Set(du, 1u));
     const auto sub = hn::Shr(hn::Add(hn::Add(m, half_m1), lsb2), shift);
     const auto is_sub = hn::RebindMask(du, hn::Lt(ai, hn::Set(di, F::kMinNormalBits)));
-    if (near != nullptr) {
-      // The dropped bits within kNearUlps patterns of exactly one half: a midpoint between two
-      // minifloats (a tie) may lie between y and the true quotient. Saturated lanes never are.
-      const auto dropped_n = hn::And(a, hn::Set(du, (1u << kS) - 1u));
-      const auto dist_n = hn::Abs(hn::Sub(hn::BitCast(di, dropped_n), hn::Set(di, 1 << (kS - 1))));
-      const auto dropped_s = hn::And(m, hn::Sub(hn::Shl(hn::Set(du, 1u), shift), hn::Set(du, 1u)));
-      const auto half_s = hn::Shl(hn::Set(du, 1u), hn::Sub(shift, hn::Set(du, 1u)));
-      const auto dist_s = hn::Abs(hn::Sub(hn::BitCast(di, dropped_s), hn::BitCast(di, half_s)));
-      const auto dist = hn::IfThenElse(hn::RebindMask(di, is_sub), dist_s, dist_n);
-      *near = hn::AndNot(hn::Gt(ai, hn::Set(di, F::kMaxBits - 1)), hn::Lt(dist, hn::Set(di, kNearUlps)));
-    }
     auto mag = hn::IfThenElse(is_sub, sub, normal);
     // Saturate (±Inf included) to ±max, as encode_minifloat does before rounding.
     mag = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, F::kMaxBits - 1))), hn::Set(du, F::kMaxCode), mag);
     return hn::BitCast(di, hn::Or(mag, sign));
   }
+}
+
+// The minifloat code of a magnitude pattern a (an f32 pattern, not NaN), with ties rounded up:
+// the reciprocal path calls it only where no tie can matter (QuantizeVecRcp). Normal results round
+// the pattern at bit kS and re-bias in one add; subnormal results are fl(|y| + C) with C's ulp the
+// format's subnormal quantum, so the pattern of the sum counts quanta above C's (exact, under the
+// entry point's round-to-nearest). Saturation (±Inf included) is a minimum: the code is monotonic
+// in a. Garbage in lanes whose pattern is NaN or above.
+template <Value V, class DU>
+HWY_INLINE hn::Vec<DU> MagnitudeCode(DU du, hn::Vec<DU> a) {
+  using F = Fmt<V>;
+  const hn::RebindToSigned<DU> di;
+  const hn::RebindToFloat<DU> df;
+  constexpr int kS = 23 - F::kMbits;
+  constexpr std::uint32_t kCBits = static_cast<std::uint32_t>(127 + 1 - F::kBias - F::kMbits + 23) << 23;
+  const auto normal = hn::ShiftRight<kS>(
+      hn::Add(a, hn::Set(du, (1u << (kS - 1)) - (static_cast<std::uint32_t>(127 - F::kBias) << 23))));
+  const auto sub = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(df, a), hn::Set(df, std::bit_cast<float>(kCBits)))),
+                           hn::Set(du, kCBits));
+  const auto is_sub = hn::Lt(hn::BitCast(di, a), hn::Set(di, F::kMinNormalBits));
+  const auto mag = hn::IfThenElse(hn::RebindMask(du, is_sub), sub, normal);
+  return hn::BitCast(du, hn::Min(hn::BitCast(di, mag), hn::Set(di, static_cast<std::int32_t>(F::kMaxCode))));
 }
 
 // Stores one vector of codes: as int32, or fields (code & mask) as bytes.
@@ -216,37 +222,51 @@ HWY_INLINE void Reciprocals(const float* HWY_RESTRICT eff, std::size_t n, float*
 // a lane near a boundary, or a NaN lane (caught later by `amax`), are recomputed with the true
 // division, so the result is QuantizeVec's bit for bit.
 //
-// Integer values take a shorter form of Encode here: away from half-integers, round half away
-// from zero and round-to-nearest-even agree, so the code is the clamped q rounded to nearest.
-// Lanes within 2^-14 of a half-integer, and NaN lanes, are `near` and go to the slow path, which
-// also records NaN in `amax`.
+// Integer values take a shorter form of Encode here, with no float->int conversion. With
+// t1 = fl(x * rcp + eps) and t2 = fl(x * rcp - eps) (MulAdd: fused on AVX2 and up, a product and
+// a sum below; the bound holds for both), fl(t + 1.5 * 2^23) holds t rounded to the nearest integer
+// in its low mantissa bits, and is monotonic in t everywhere. When the two agree, no half-integer
+// lies strictly between t2 and t1, and fl(x / eff) does (below 256 in magnitude, |fl(x / eff) -
+// x * rcp| <= 3 * 2^-24 * 257 < eps - 2^-17; above, both sides clamp to the same bound): so it is no
+// tie, rounds half away from zero to the same integer, and clamping the common pattern as a signed
+// integer to the biased [lo, hi] gives its code (the patterns of non-negative floats order like
+// their values, negative floats are negative integers, and ±Inf clamp to hi / lo). NaN never
+// compares equal, so NaN lanes take the division path, which also records NaN in `amax`.
+inline constexpr float kIntEps = 0x1p-13f;
+
 template <Value V, bool kBytes, class D, class VI>
 HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, hn::Vec<D> eff, hn::Vec<D> rcp,
                                std::int32_t* HWY_RESTRICT codes, std::uint8_t* HWY_RESTRICT fields, VI& amax) {
   using F = Fmt<V>;
   const hn::RebindToSigned<D> di;
   const auto v = hn::LoadU(d, x);
-  const auto q = hn::Mul(v, rcp);
-  hn::Mask<decltype(di)> near;
   hn::Vec<decltype(di)> code;
+  bool exact;
   if constexpr (!F::kMini) {
-    const auto c = hn::Min(hn::Max(q, hn::Set(d, F::kLo)), hn::Set(d, F::kHi));
-    // c + 1.5 * 2^23 rounds c to the nearest integer n, even on ties, and holds n in its low
-    // mantissa bits (as in Encode); subtracting 1.5 * 2^23 again gives n exactly. No float->int
-    // conversion, and the FP guard's round-to-nearest is the rounding.
-    const auto biased = hn::Add(c, hn::Set(d, 0x1.8p23f));
-    const auto n = hn::Sub(biased, hn::Set(d, 0x1.8p23f));
-    // | |q - n| - 1/2 | >= 2^-14 fails for lanes near a half-integer and for NaN. Clamped lanes
-    // are near only next to lo - 1/2 or hi + 1/2, the clamping's own rounding boundaries.
-    const auto dist = hn::Abs(hn::Sub(hn::Abs(hn::Sub(q, n)), hn::Set(d, 0.5f)));
-    near = hn::RebindMask(di, hn::Not(hn::Ge(dist, hn::Set(d, 0x1p-14f))));
-    code = hn::BitCast(di, biased);
-    if constexpr (!kBytes) code = hn::Sub(code, hn::Set(di, 0x4B400000));
+    const auto magic = hn::Set(d, 0x1.8p23f);
+    const auto b1 = hn::Add(hn::MulAdd(v, rcp, hn::Set(d, kIntEps)), magic);
+    const auto b2 = hn::Add(hn::MulAdd(v, rcp, hn::Set(d, -kIntEps)), magic);
+    exact = hn::AllTrue(d, hn::Eq(b1, b2));
+    constexpr std::int32_t kBias = 0x4B400000;
+    code = hn::Min(hn::Max(hn::BitCast(di, b1), hn::Set(di, kBias + static_cast<std::int32_t>(F::kLo))),
+                   hn::Set(di, kBias + static_cast<std::int32_t>(F::kHi)));
+    if constexpr (!kBytes) code = hn::Sub(code, hn::Set(di, kBias));
   } else {
-    amax = hn::Max(amax, hn::And(hn::BitCast(di, v), hn::Set(di, 0x7FFFFFFF)));
-    code = Encode<V, kBytes>(d, q, &near);
+    // The codes of the magnitude patterns a - kNearUlps and a + kNearUlps (at least 0) agree
+    // exactly when no midpoint of two minifloats lies between them: then fl(x / eff), whose
+    // pattern is within 6 of a's (3 ulps; a binade crossing doubles the count) and of the same
+    // sign, has that code too. |q| is NaN exactly when x is: `amax` records it.
+    const hn::RebindToUnsigned<D> du;
+    const auto bits = hn::BitCast(du, hn::Mul(v, rcp));
+    const auto a = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
+    amax = hn::Max(amax, hn::BitCast(di, a));
+    const auto near = hn::Set(di, kNearUlps);
+    const auto up = MagnitudeCode<V>(du, hn::Add(a, hn::BitCast(du, near)));
+    const auto down = MagnitudeCode<V>(du, hn::BitCast(du, hn::Max(hn::Sub(hn::BitCast(di, a), near), hn::Zero(di))));
+    exact = hn::AllTrue(du, hn::Eq(up, down));
+    code = hn::BitCast(di, hn::OrAnd(up, hn::ShiftRight<31 - F::kWidth>(bits), hn::Set(du, 1u << F::kWidth)));
   }
-  if (HWY_UNLIKELY(!hn::AllFalse(di, near))) {
+  if (HWY_UNLIKELY(!exact)) {
     amax = hn::Max(amax, hn::And(hn::BitCast(di, v), hn::Set(di, 0x7FFFFFFF)));
     code = Encode<V, kBytes>(d, hn::Div(v, eff));
   }
