@@ -41,8 +41,15 @@ using detail::RowWalker;
 // Elements per chunk of a row: the scratch buffers below stay in L1.
 inline constexpr std::size_t kChunk = 2048;
 // Input elements read ahead of the quantize loop: the arithmetic keeps a core busy enough that the
-// hardware prefetcher alone leaves DRAM idle between requests.
-inline constexpr std::size_t kPrefetch = 1024;
+// hardware prefetcher alone leaves DRAM idle between requests. Not a multiple of 4 KiB: at exactly
+// 4 KiB ahead, calibrate+quantize ran 0.45 instead of 0.31 ns/element in L1 (the prefetch and the
+// load 4 KiB behind it share their page offset).
+inline constexpr std::size_t kPrefetch = 1040;
+
+// Prefetch of x + i + kPrefetch when that lies before `end` (no pointer is formed past it).
+HWY_INLINE void PrefetchAhead(const float* x, std::size_t i, const float* end) {
+  if (static_cast<std::size_t>(end - (x + i)) > kPrefetch) hwy::Prefetch(x + i + kPrefetch);
+}
 // Minifloat boundary margin of the reciprocal path, in f32 patterns (the approximation is within
 // 3; crossing a binade can double a distance counted in patterns).
 inline constexpr std::int32_t kNearUlps = 16;
@@ -404,29 +411,31 @@ HWY_INLINE T* Offset(T* p, std::size_t i) {
 // when r = Reciprocal(s) is nonzero, else the division. Returns where the whole vectors end.
 template <Value V, bool kBytes, class D, class CodesAt, class FieldsAt, class VU>
 HWY_INLINE std::size_t BlockVectors(D d, const float* HWY_RESTRICT xr, std::size_t i, std::size_t e, float s, float r,
-                                    CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
+                                    const float* ahead_end, CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
   const std::size_t lanes = hn::Lanes(d);
   const auto ev = hn::Set(d, s);
   if (r != 0.0f) {
     const auto rv = hn::Set(d, r);
     for (; i + lanes <= e; i += lanes) {
-      hwy::Prefetch(xr + i + kPrefetch);
+      PrefetchAhead(xr, i, ahead_end);
       QuantizeVecRcp<V, kBytes>(d, xr + i, ev, rv, codes_at(i), fields_at(i), nan_acc);
     }
   }
   for (; i + lanes <= e; i += lanes) {
-    hwy::Prefetch(xr + i + kPrefetch);
+    PrefetchAhead(xr, i, ahead_end);
     QuantizeVec<V, kBytes>(d, xr + i, ev, codes_at(i), fields_at(i), nan_acc);
   }
   return i;
 }
 
 // Quantizes elements [c0, c1) of one row. Element c uses eff[c / b - j0]. Fields are written to
-// fields[c - c0], codes to codes[c].
+// fields[c - c0], codes to codes[c]. The input is prefetched kPrefetch ahead up to `ahead_end`,
+// the end of the tensor.
 template <Value V, bool kBytes, class VU>
 HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, std::size_t b,
                               const float* HWY_RESTRICT eff, std::size_t j0, std::int32_t* HWY_RESTRICT codes,
-                              std::uint8_t* HWY_RESTRICT fields, float* HWY_RESTRICT effrow, VU& nan_acc) {
+                              std::uint8_t* HWY_RESTRICT fields, float* HWY_RESTRICT effrow, const float* ahead_end,
+                              VU& nan_acc) {
   const hn::ScalableTag<float> d;
   const std::size_t lanes = hn::Lanes(d);
   // Only one of the two outputs exists: no pointer arithmetic on the null one.
@@ -440,7 +449,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
     const float* HWY_RESTRICT es = eff + (c0 / b - j0);
     alignas(HWY_MAX_BYTES) float rcp[kChunk / 4];
     Reciprocals(es, nb, rcp);
-    for (std::size_t k = 0; k < nb; ++k) (void)BlockVectors<V, kBytes>(d, xr, c0 + k * b, c0 + (k + 1) * b, es[k], rcp[k], codes_at, fields_at, nan_acc);
+    for (std::size_t k = 0; k < nb; ++k) (void)BlockVectors<V, kBytes>(d, xr, c0 + k * b, c0 + (k + 1) * b, es[k], rcp[k], ahead_end, codes_at, fields_at, nan_acc);
     return;
   }
 #endif
@@ -450,7 +459,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
     for (std::size_t c = c0; c < c1; ++j) {
       const std::size_t e = std::min((j + 1) * b, c1);
       const float s = eff[j - j0];
-      const std::size_t i = BlockVectors<V, kBytes>(d, xr, c, e, s, Reciprocal(s), codes_at, fields_at, nan_acc);
+      const std::size_t i = BlockVectors<V, kBytes>(d, xr, c, e, s, Reciprocal(s), ahead_end, codes_at, fields_at, nan_acc);
       if (i < e) QuantizeTail<V, kBytes>(d, xr + i, nullptr, s, e - i, codes_at(i), fields_at(i), nan_acc);
       c = e;
     }
@@ -464,7 +473,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
     }
     std::size_t i = c0;
     for (; i + lanes <= c1; i += lanes) {
-      hwy::Prefetch(xr + i + kPrefetch);
+      PrefetchAhead(xr, i, ahead_end);
       QuantizeVec<V, kBytes>(d, xr + i, hn::LoadU(d, effrow + (i - c0)), codes_at(i), fields_at(i), nan_acc);
     }
     if (i < c1) QuantizeTail<V, kBytes>(d, xr + i, effrow + (i - c0), 0.0f, c1 - i, codes_at(i), fields_at(i), nan_acc);
@@ -474,6 +483,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
 template <Value V, bool kBytes>
 bool QuantizeRowsT(const QuantizeJob& job) {
   const RowGeometry& g = job.geo;
+  const float* const x_end = job.x + g.rows * g.n;
   const hn::ScalableTag<std::int32_t> di;
   auto nan_acc = hn::Zero(di);  // max |x| bits
   alignas(64) std::uint8_t fieldbuf[kChunk];
@@ -493,7 +503,7 @@ bool QuantizeRowsT(const QuantizeJob& job) {
       const std::size_t c1 = std::min(g.n, c0 + kChunk);
       std::uint8_t* fields = nullptr;
       if constexpr (kBytes) fields = job.pack.per_byte == 1 ? row + c0 : fieldbuf;
-      QuantizeChunk<V, kBytes>(xr, c0, c1, g.b, eff, 0, codes, fields, effrow, nan_acc);
+      QuantizeChunk<V, kBytes>(xr, c0, c1, g.b, eff, 0, codes, fields, effrow, x_end, nan_acc);
       if constexpr (kBytes) {
         if (job.pack.per_byte > 1) PackFields(fieldbuf, c1 - c0, job.pack.per_byte, row + c0 / job.pack.per_byte);
       }
@@ -524,8 +534,9 @@ HWY_INLINE std::uint32_t AbsMaxSpan(const float* HWY_RESTRICT x, std::size_t len
 // When b is a multiple of the vector length, a group of Lanes blocks is reduced together: one
 // vector of partial maxima per block, then log2(Lanes) levels that pair the even and odd lanes
 // of two vectors (each block's partials stay contiguous and aligned) until lane k holds block
-// k's maximum: about three operations per block instead of a horizontal reduction each.
-HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks,
+// k's maximum: about three operations per block instead of a horizontal reduction each. The
+// input is prefetched ahead up to `end`.
+HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, const float* end,
                              std::uint32_t* HWY_RESTRICT amax) {
   std::size_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
@@ -540,7 +551,7 @@ HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::si
       hn::Vec<decltype(di)> m[kMaxLanes];
       for (std::size_t k = 0; k < lanes; ++k) {
         const float* p = x + (j + k) * b;
-        PrefetchBytes(p + kPrefetch, b * sizeof(float));
+        for (std::size_t i = 0; i < b; i += 64 / sizeof(float)) PrefetchAhead(p, i, end);
         auto acc = hn::And(hn::BitCast(di, hn::LoadU(d, p)), abs_mask);
         for (std::size_t i = lanes; i < b; i += lanes) acc = hn::Max(acc, hn::And(hn::BitCast(di, hn::LoadU(d, p + i)), abs_mask));
         m[k] = acc;
@@ -555,7 +566,7 @@ HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::si
   }
 #endif
   for (; j < blocks; ++j) {
-    PrefetchBytes(x + j * b + kPrefetch, b * sizeof(float));
+    for (std::size_t i = 0; i < b; i += 64 / sizeof(float)) PrefetchAhead(x + j * b, i, end);
     amax[j] = AbsMaxSpan(x + j * b, b);
   }
 }
@@ -785,6 +796,7 @@ bool Scales(const detail::ScaleJob& job) {
 template <Value V>
 bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   const RowGeometry& g = job.geo;
+  const float* const x_end = job.x + g.rows * g.n;
   const hn::ScalableTag<std::int32_t> di;
   auto nan_acc = hn::Zero(di);  // unused: the block maxima already exclude NaN
   alignas(64) std::uint8_t fieldbuf[kChunk];
@@ -803,10 +815,10 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       const std::size_t c1 = std::min(g.n, c0 + chunk);
       const std::size_t j0 = c0 / b;
       const std::size_t blocks = (c1 - c0) / b;
-      AbsMaxBlocks(xr + c0, b, blocks, amax);
+      AbsMaxBlocks(xr + c0, b, blocks, x_end, amax);
       if (!BlockScales(job.dtype, amax, blocks, range, eff, job.scales + (walker.base() + j0) * w)) return false;
       std::uint8_t* fields = job.pack.per_byte == 1 ? row + c0 : fieldbuf;
-      QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, nan_acc);
+      QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, x_end, nan_acc);
       if (job.pack.per_byte > 1) PackFields(fieldbuf, c1 - c0, job.pack.per_byte, row + c0 / job.pack.per_byte);
     }
     ZeroPadding(row, g.n, job.pack);
