@@ -41,9 +41,9 @@ using detail::RowWalker;
 // Elements per chunk of a row: the scratch buffers below stay in L1.
 inline constexpr std::size_t kChunk = 2048;
 // Input elements read ahead of the quantize loop: the arithmetic keeps a core busy enough that the
-// hardware prefetcher alone leaves DRAM idle between requests. Not a multiple of 4 KiB: at exactly
-// 4 KiB ahead, calibrate+quantize ran 0.45 instead of 0.31 ns/element in L1 (the prefetch and the
-// load 4 KiB behind it share their page offset).
+// hardware prefetcher alone leaves DRAM idle between requests. Not a multiple of 4 KiB, so the
+// prefetch and the load 4 KiB behind it do not share their page offset (one A/B run was faster in
+// L1 with this distance; L1 figures are noisy, see bench/README.md).
 inline constexpr std::size_t kPrefetch = 1040;
 
 // Prefetch of x + i + kPrefetch when that lies before `end` (no pointer is formed past it).
