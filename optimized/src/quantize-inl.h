@@ -259,19 +259,28 @@ HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, hn::Vec<D> eff,
                    hn::Set(di, kBias + static_cast<std::int32_t>(F::kHi)));
     if constexpr (!kBytes) code = hn::Sub(code, hn::Set(di, kBias));
   } else {
-    // The codes of the magnitude patterns a - kNearUlps and a + kNearUlps (at least 0) agree
-    // exactly when no midpoint of two minifloats lies between them: then fl(x / eff), whose
-    // pattern is within 6 of a's (3 ulps; a binade crossing doubles the count) and of the same
-    // sign, has that code too. |q| is NaN exactly when x is: `amax` records it.
+    // Every midpoint of two adjacent minifloats (the code's only steps: saturation happens at
+    // the maximum, itself representable) is an f32 pattern that is a multiple of 2^(kS - 1), at
+    // least that of Q / 2 (Q the subnormal quantum): a normal midpoint is the pattern of a
+    // minifloat with one more mantissa bit set, bit kS - 1; a subnormal one has at most mbits + 1
+    // significant bits. fl(x / eff) lies within 6 patterns of q's (3 ulps; a binade crossing
+    // doubles the count) and has the same sign. So when no such multiple lies in
+    // (a - 16, a + 16], no midpoint separates them, a is no tie, and the code of a is that of
+    // fl(x / eff). Representable values and exact zeros below Q / 2 are not midpoints; the first
+    // are flagged too (harmless), the second are not. |q| is NaN exactly when x is: `amax` records
+    // it.
+    constexpr int kS = 23 - F::kMbits;
+    constexpr std::int32_t kHalfQuantumBits = (127 - F::kBias - F::kMbits) << 23;
     const hn::RebindToUnsigned<D> du;
     const auto bits = hn::BitCast(du, hn::Mul(v, rcp));
     const auto a = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
     amax = hn::Max(amax, hn::BitCast(di, a));
-    const auto near = hn::Set(di, kNearUlps);
-    const auto up = MagnitudeCode<V>(du, hn::Add(a, hn::BitCast(du, near)));
-    const auto down = MagnitudeCode<V>(du, hn::BitCast(du, hn::Max(hn::Sub(hn::BitCast(di, a), near), hn::Zero(di))));
-    exact = hn::AllTrue(du, hn::Eq(up, down));
-    code = hn::BitCast(di, hn::OrAnd(up, hn::ShiftRight<31 - F::kWidth>(bits), hn::Set(du, 1u << F::kWidth)));
+    const auto a16 = hn::BitCast(di, hn::Add(a, hn::Set(du, static_cast<std::uint32_t>(kNearUlps))));
+    const auto near = hn::And(hn::Lt(hn::And(a16, hn::Set(di, (1 << (kS - 1)) - 1)), hn::Set(di, 2 * kNearUlps)),
+                              IGe(a16, hn::Set(di, kHalfQuantumBits)));
+    exact = hn::AllFalse(di, near);
+    code = hn::BitCast(di, hn::OrAnd(MagnitudeCode<V>(du, a), hn::ShiftRight<31 - F::kWidth>(bits),
+                                     hn::Set(du, 1u << F::kWidth)));
   }
   if (HWY_UNLIKELY(!exact)) {
     amax = hn::Max(amax, hn::And(hn::BitCast(di, v), hn::Set(di, 0x7FFFFFFF)));
