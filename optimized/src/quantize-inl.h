@@ -242,7 +242,7 @@ HWY_INLINE void Reciprocals(const float* HWY_RESTRICT eff, std::size_t n, float*
 inline constexpr float kIntEps = 0x1p-13f;
 
 template <Value V, bool kBytes, class D, class VI>
-HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, hn::Vec<D> eff, hn::Vec<D> rcp,
+HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, float eff, hn::Vec<D> rcp,
                                std::int32_t* HWY_RESTRICT codes, std::uint8_t* HWY_RESTRICT fields, VI& amax) {
   using F = Fmt<V>;
   const hn::RebindToSigned<D> di;
@@ -284,7 +284,7 @@ HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, hn::Vec<D> eff,
   }
   if (HWY_UNLIKELY(!exact)) {
     amax = hn::Max(amax, hn::And(hn::BitCast(di, v), hn::Set(di, 0x7FFFFFFF)));
-    code = Encode<V, kBytes>(d, hn::Div(v, eff));
+    code = Encode<V, kBytes>(d, hn::Div(v, hn::Set(d, eff)));
   }
   StoreCode<V, kBytes>(d, code, codes, fields);
 }
@@ -427,7 +427,7 @@ HWY_INLINE std::size_t BlockVectors(D d, const float* HWY_RESTRICT xr, std::size
     const auto rv = hn::Set(d, r);
     for (; i + lanes <= e; i += lanes) {
       PrefetchAhead(xr, i, ahead_end);
-      QuantizeVecRcp<V, kBytes>(d, xr + i, ev, rv, codes_at(i), fields_at(i), nan_acc);
+      QuantizeVecRcp<V, kBytes>(d, xr + i, s, rv, codes_at(i), fields_at(i), nan_acc);
     }
   }
   for (; i + lanes <= e; i += lanes) {
@@ -453,11 +453,29 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
 #if HWY_TARGET != HWY_SCALAR
   if (b % lanes == 0 && c0 % b == 0 && (c1 - c0) % b == 0) {
     // Whole blocks of whole vectors (the common case): the reciprocals of the chunk's scales a
-    // vector at a time, then a tight loop per block.
+    // vector at a time, then one loop over the chunk's vectors, each broadcasting its block's
+    // reciprocal from memory when a block is a power-of-two number of vectors (a loop per block
+    // otherwise: with one or two vectors per block, its setup cost as much as the vectors).
     const std::size_t nb = (c1 - c0) / b;  // <= kChunk / lanes
     const float* HWY_RESTRICT es = eff + (c0 / b - j0);
     alignas(HWY_MAX_BYTES) float rcp[kChunk / 4];
     Reciprocals(es, nb, rcp);
+    const std::size_t per_block = b / lanes;
+    if ((per_block & (per_block - 1)) == 0) {
+      const int shift = std::countr_zero(per_block);
+      const std::size_t vectors = (c1 - c0) / lanes;
+      for (std::size_t v = 0; v < vectors; ++v) {
+        const std::size_t i = c0 + v * lanes;
+        const std::size_t k = v >> shift;
+        PrefetchAhead(xr, i, ahead_end);
+        if (rcp[k] != 0.0f) {
+          QuantizeVecRcp<V, kBytes>(d, xr + i, es[k], hn::Set(d, rcp[k]), codes_at(i), fields_at(i), nan_acc);
+        } else {
+          QuantizeVec<V, kBytes>(d, xr + i, hn::Set(d, es[k]), codes_at(i), fields_at(i), nan_acc);
+        }
+      }
+      return;
+    }
     for (std::size_t k = 0; k < nb; ++k) (void)BlockVectors<V, kBytes>(d, xr, c0 + k * b, c0 + (k + 1) * b, es[k], rcp[k], ahead_end, codes_at, fields_at, nan_acc);
     return;
   }
