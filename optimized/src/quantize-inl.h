@@ -973,7 +973,17 @@ bool DequantizeRowsT(const DequantizeJob& job) {
       }
       auto fields_at = [&](std::size_t i) { return Offset<kBytes>(fields, i - c0); };
       auto codes_at = [&](std::size_t i) { return Offset<!kBytes>(codes, i); };
-      if (g.b >= lanes) {
+      const std::size_t per_block = g.b / lanes;
+      if (g.b % lanes == 0 && (per_block & (per_block - 1)) == 0 && c0 % g.b == 0 && (c1 - c0) % lanes == 0) {
+        // Blocks of a power-of-two number of whole vectors: one loop over the chunk's vectors,
+        // each broadcasting its block's scale (as QuantizeChunk does).
+        const int shift = std::countr_zero(per_block);
+        const std::size_t j0 = c0 / g.b;
+        for (std::size_t v = 0; v < (c1 - c0) / lanes; ++v) {
+          const std::size_t i = c0 + v * lanes;
+          DequantizeVec<V, kBytes>(d, fields_at(i), codes_at(i), hn::Set(d, eff[j0 + (v >> shift)]), out + i, bad);
+        }
+      } else if (g.b >= lanes) {
         std::size_t j = c0 / g.b;
         for (std::size_t c = c0; c < c1; ++j) {
           const std::size_t e = std::min((j + 1) * g.b, c1);
