@@ -46,19 +46,30 @@ inline constexpr std::size_t kChunk = 2048;
 // L1 with this distance; L1 figures are noisy, see bench/README.md).
 inline constexpr std::size_t kPrefetch = 1040;
 
-// Prefetch of x + i + kPrefetch when that lies before `end` (no pointer is formed past it).
-HWY_INLINE void PrefetchAhead(const float* x, std::size_t i, const float* end) {
-  if (static_cast<std::size_t>(end - (x + i)) > kPrefetch) hwy::Prefetch(x + i + kPrefetch);
+// Prefetch every cache line of [p + ahead, p + ahead + bytes) that lies before `end`, p <= end
+// (no pointer is formed past it).
+HWY_INLINE void PrefetchBytes(const void* p, std::size_t ahead, std::size_t bytes, const void* end) {
+  const char* c = static_cast<const char*>(p);
+  const std::size_t stop = std::min(ahead + bytes, static_cast<std::size_t>(static_cast<const char*>(end) - c));
+  for (std::size_t i = ahead; i < stop; i += 64) hwy::Prefetch(c + i);
 }
+
+// Prefetch of x + i + kPrefetch when that lies before `end`.
+HWY_INLINE void PrefetchAhead(const float* x, std::size_t i, const float* end) {
+  PrefetchBytes(x + i, kPrefetch * sizeof(float), sizeof(float), end);
+}
+
+// log2 of the vectors per block when a block is a power-of-two number of whole vectors, else -1:
+// such chunks run as one loop over their vectors, each taking its block's scale (a loop per block
+// cost as much as its one or two vectors).
+HWY_INLINE int VectorsPerBlockLog2(std::size_t b, std::size_t lanes) {
+  const std::size_t per_block = b / lanes;
+  return b % lanes == 0 && std::has_single_bit(per_block) ? std::countr_zero(per_block) : -1;
+}
+
 // Minifloat boundary margin of the reciprocal path, in f32 patterns (the approximation is within
 // 3; crossing a binade can double a distance counted in patterns).
 inline constexpr std::int32_t kNearUlps = 16;
-
-// Prefetch every cache line of [p, p + bytes).
-HWY_INLINE void PrefetchBytes(const void* p, std::size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (std::size_t i = 0; i < bytes; i += 64) hwy::Prefetch(c + i);
-}
 
 // Compile-time facts of a value type (SPEC §1, §5).
 template <Value V>
@@ -454,15 +465,12 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
   if (b % lanes == 0 && c0 % b == 0 && (c1 - c0) % b == 0) {
     // Whole blocks of whole vectors (the common case): the reciprocals of the chunk's scales a
     // vector at a time, then one loop over the chunk's vectors, each broadcasting its block's
-    // reciprocal from memory when a block is a power-of-two number of vectors (a loop per block
-    // otherwise: with one or two vectors per block, its setup cost as much as the vectors).
+    // reciprocal from memory (VectorsPerBlockLog2), or else a loop per block.
     const std::size_t nb = (c1 - c0) / b;  // <= kChunk / lanes
     const float* HWY_RESTRICT es = eff + (c0 / b - j0);
     alignas(HWY_MAX_BYTES) float rcp[kChunk / 4];
     Reciprocals(es, nb, rcp);
-    const std::size_t per_block = b / lanes;
-    if ((per_block & (per_block - 1)) == 0) {
-      const int shift = std::countr_zero(per_block);
+    if (const int shift = VectorsPerBlockLog2(b, lanes); shift >= 0) {
       const std::size_t vectors = (c1 - c0) / lanes;
       for (std::size_t v = 0; v < vectors; ++v) {
         const std::size_t i = c0 + v * lanes;
@@ -578,7 +586,7 @@ HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::si
       hn::Vec<decltype(di)> m[kMaxLanes];
       for (std::size_t k = 0; k < lanes; ++k) {
         const float* p = x + (j + k) * b;
-        for (std::size_t i = 0; i < b; i += 64 / sizeof(float)) PrefetchAhead(p, i, end);
+        PrefetchBytes(p, kPrefetch * sizeof(float), b * sizeof(float), end);
         auto acc = hn::And(hn::BitCast(di, hn::LoadU(d, p)), abs_mask);
         for (std::size_t i = lanes; i < b; i += lanes) acc = hn::Max(acc, hn::And(hn::BitCast(di, hn::LoadU(d, p + i)), abs_mask));
         m[k] = acc;
@@ -593,7 +601,7 @@ HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::si
   }
 #endif
   for (; j < blocks; ++j) {
-    for (std::size_t i = 0; i < b; i += 64 / sizeof(float)) PrefetchAhead(x + j * b, i, end);
+    PrefetchBytes(x + j * b, kPrefetch * sizeof(float), b * sizeof(float), end);
     amax[j] = AbsMaxSpan(x + j * b, b);
   }
 }
@@ -947,6 +955,8 @@ bool DequantizeRowsT(const DequantizeJob& job) {
   bool padding_ok = true;
   alignas(64) std::uint8_t fieldbuf[kChunk];
   alignas(64) float effrow[kChunk];
+  const std::uint8_t* storage_end = nullptr;  // rows are contiguous: prefetches stop here
+  if constexpr (kBytes) storage_end = job.storage + g.rows * job.pack.row_bytes;
   RowWalker walker(g);
   for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
     const float* eff = job.eff + walker.base();
@@ -963,7 +973,7 @@ bool DequantizeRowsT(const DequantizeJob& job) {
       const std::size_t c1 = std::min(g.n, c0 + kChunk);
       const std::uint8_t* fields = nullptr;
       if constexpr (kBytes) {
-        PrefetchBytes(row + (c0 + kChunk) / job.pack.per_byte, kChunk / job.pack.per_byte);
+        PrefetchBytes(row, (c0 + kChunk) / job.pack.per_byte, kChunk / job.pack.per_byte, storage_end);
         if (job.pack.per_byte == 1) {
           fields = row + c0;
         } else {
@@ -973,11 +983,9 @@ bool DequantizeRowsT(const DequantizeJob& job) {
       }
       auto fields_at = [&](std::size_t i) { return Offset<kBytes>(fields, i - c0); };
       auto codes_at = [&](std::size_t i) { return Offset<!kBytes>(codes, i); };
-      const std::size_t per_block = g.b / lanes;
-      if (g.b % lanes == 0 && (per_block & (per_block - 1)) == 0 && c0 % g.b == 0 && (c1 - c0) % lanes == 0) {
-        // Blocks of a power-of-two number of whole vectors: one loop over the chunk's vectors,
-        // each broadcasting its block's scale (as QuantizeChunk does).
-        const int shift = std::countr_zero(per_block);
+      const int shift = VectorsPerBlockLog2(g.b, lanes);
+      if (shift >= 0 && c0 % g.b == 0 && (c1 - c0) % lanes == 0) {
+        // One loop over the chunk's vectors, each broadcasting its block's scale.
         const std::size_t j0 = c0 / g.b;
         for (std::size_t v = 0; v < (c1 - c0) / lanes; ++v) {
           const std::size_t i = c0 + v * lanes;
@@ -1178,7 +1186,7 @@ void Ceiling1to4(const std::uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out, s
   const std::size_t lanes = hn::Lanes(du);
   std::size_t i = 0;
   for (; i + lanes <= n; i += lanes) {
-    if (i % kChunk == 0) PrefetchBytes(in + i + kChunk, kChunk);  // as the dequantize loops do
+    if (i % kChunk == 0) PrefetchBytes(in, i + kChunk, kChunk, in + n);  // as the dequantize loops do
     hn::StoreU(hn::BitCast(df, hn::PromoteTo(du, hn::LoadU(d8, in + i))), df, out + i);
   }
   for (; i < n; ++i) out[i] = std::bit_cast<float>(static_cast<std::uint32_t>(in[i]));
