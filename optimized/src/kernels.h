@@ -61,10 +61,13 @@ struct Packing {
 // What a code means: a signed integer in [lo, hi], a minifloat pattern, or a lookup-table index.
 enum class CodeKind : std::uint8_t { integer, minifloat, index };
 
+struct ScaleJob;
+
 struct QuantizeJob {
   const float* x = nullptr;
   RowGeometry geo;
-  const float* eff = nullptr;   // effective scale per block (SPEC §5)
+  const float* eff = nullptr;   // effective scale per block (SPEC §5), or
+  const ScaleJob* scale_src = nullptr;  // the scales to compute them from, chunk by chunk
   Value value = Value::q8f;
   std::int32_t* codes = nullptr;   // one code per element, or
   std::uint8_t* storage = nullptr; // the value storage, laid out by `pack`
@@ -85,7 +88,8 @@ struct CalibrateQuantizeJob {
 
 struct DequantizeJob {
   RowGeometry geo;
-  const float* eff = nullptr;
+  const float* eff = nullptr;                  // effective scale per block, or
+  const ScaleJob* scale_src = nullptr;  // the scales to compute them from, chunk by chunk
   Value value = Value::q8f;
   const std::int32_t* codes = nullptr;   // one code per element, or
   const std::uint8_t* storage = nullptr; // the value storage, laid out by `pack`

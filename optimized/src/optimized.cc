@@ -168,35 +168,61 @@ float effective(float stored, std::optional<float> global) {
   return eff == 0.0f ? 0.1f : eff;  // burn's valid_scale
 }
 
+// Whether the kernels compute the effective scales of each chunk themselves (ChunkScales) instead
+// of reading a vector of them made beforehand: when every row has blocks of its own (no block spans
+// two rows, so each scale is computed once) and at least 64 of them (a call per chunk then costs
+// little). No O(blocks) vector is then allocated, written and read again (16 MiB each way for
+// nvfp4 at 256 MiB), and every scale is still checked: every block holds an element.
+bool scales_per_chunk(const Layout& l) {
+  const RowGeometry g = geometry(l);
+  if (l.elements == 0 || l.rank == 0 || l.block.empty() || g.n / g.b < 64) return false;
+  for (std::size_t d = 0; d < g.outer_rank; ++d) {
+    if (g.block[d] != 1) return false;
+  }
+  return true;
+}
+
+// The raw (quantize) or encoded (parse) scales of a layout, with the global, as the kernels'
+// per-chunk scale source.
+detail::ScaleJob scale_source(const Scheme& s, std::optional<float> global) {
+  detail::ScaleJob job;
+  job.dtype = s.scale_dtype();
+  job.has_global = global.has_value();
+  job.global = global.value_or(0.0f);
+  return job;
+}
+
 struct Prepared {
   Layout layout;
   std::vector<float> stored;
   std::vector<float> eff;
   std::optional<float> global;
+  bool per_chunk = false;  // scales_per_chunk: eff and stored are empty, the scales unchecked
 };
 
 // validate_quantize's checks but the NaN scan, which the kernels do; nullopt when any fails. When
 // `out` has the serialized size, the stored scales are encoded into it on the way, and not kept
-// as floats (`stored` stays empty: O(blocks) less to allocate and write).
+// as floats (`stored` stays empty: O(blocks) less to allocate and write). With `per_chunk_ok`
+// (symmetric mode), a layout stored along its rows that scales_per_chunk accepts leaves the scales
+// to the kernel.
 std::optional<Prepared> prepare_quantize(const Scheme& s, std::span<const std::size_t> shape, std::size_t data_len,
                                          std::span<const float> scales, std::optional<float> global, Table table,
-                                         std::int64_t tgt, std::span<std::uint8_t> out = {}) {
+                                         std::int64_t tgt, std::span<std::uint8_t> out = {}, bool per_chunk_ok = false) {
   if (!validate_scheme(s).ok() || s.two_level() != global.has_value() || !table_ok(s, table)) return std::nullopt;
   Result<Layout> l = make_layout(s, shape, data_len);
   if (!l.ok() || scales.size() != l->scale_count) return std::nullopt;
   const bool encode = out.size() == l->total_bytes;
-  Prepared p{std::move(l).value(), std::vector<float>(encode ? 0 : scales.size()), std::vector<float>(scales.size()),
-             std::nullopt};
+  const bool per_chunk = per_chunk_ok && encode && row_packing(*l) && scales_per_chunk(*l);
+  const std::size_t keep = per_chunk ? 0 : scales.size();
+  Prepared p{std::move(l).value(), std::vector<float>(encode ? 0 : keep), std::vector<float>(keep), std::nullopt, per_chunk};
   if (global) {
     p.global = unsign_zero(*global);
     if (bad_scale(*p.global)) return std::nullopt;
   }
-  detail::ScaleJob job;
-  job.dtype = s.scale_dtype();
+  if (per_chunk) return p;
+  detail::ScaleJob job = scale_source(s, p.global);
   job.count = scales.size();
   job.raw = scales.data();
-  job.has_global = p.global.has_value();
-  job.global = p.global.value_or(0.0f);
   job.stored = encode ? nullptr : p.stored.data();
   job.eff = p.eff.data();
   if (encode) job.out_encoded = out.data() + p.layout.storage_bytes;
@@ -225,10 +251,12 @@ std::uint32_t load_le(const std::uint8_t* p, std::size_t width) {
 }
 
 // parse's checks up to the codes: exact length, stored scales, global, table. Fills t's scales
-// and the effective scales.
+// (unless `per_chunk` or `stored` is false) and the effective scales (unless `per_chunk`). With
+// `per_chunk` set on entry, a symmetric layout stored along its rows that scales_per_chunk
+// accepts leaves the scales to the kernel (and keeps `per_chunk` set); otherwise it is cleared.
 std::optional<Layout> prepare_bytes(const Scheme& s, std::span<const std::size_t> shape,
                                     std::span<const std::uint8_t> bytes, Table table, QTensor& t,
-                                    std::vector<float>& eff, std::int64_t tgt) {
+                                    std::vector<float>& eff, std::int64_t tgt, bool& per_chunk, bool stored = true) {
   if (!validate_scheme(s).ok() || !table_ok(s, table)) return std::nullopt;
   Result<Layout> lr = make_layout(s, shape);
   if (!lr.ok() || bytes.size() != lr->total_bytes) return std::nullopt;
@@ -241,15 +269,14 @@ std::optional<Layout> prepare_bytes(const Scheme& s, std::span<const std::size_t
     if (bad_scale(g)) return std::nullopt;
     t.global = g;
   }
-  t.scales.resize(l.scale_count);
+  per_chunk = per_chunk && s.mode == Mode::symmetric && row_packing(l) && scales_per_chunk(l);
+  if (per_chunk) return std::move(lr).value();
+  if (stored) t.scales.resize(l.scale_count);
   eff.resize(l.scale_count);
-  detail::ScaleJob job;
-  job.dtype = s.scale_dtype();
+  detail::ScaleJob job = scale_source(s, t.global);
   job.count = l.scale_count;
   job.encoded = bytes.data() + l.storage_bytes;
-  job.has_global = t.global.has_value();
-  job.global = t.global.value_or(0.0f);
-  job.stored = t.scales.data();
+  job.stored = stored ? t.scales.data() : nullptr;
   job.eff = eff.data();
   if (!QCONFORM_CALL(Scales, tgt)(job)) return std::nullopt;
   return std::move(lr).value();
@@ -376,7 +403,7 @@ Status quantize_into(const Scheme& s, std::span<const std::size_t> shape, std::s
                      std::int64_t target) {
   detail::FpGuard guard;
   const std::int64_t tgt = resolve(target);
-  std::optional<Prepared> p = prepare_quantize(s, shape, data.size(), scales, global, table, tgt, out);
+  std::optional<Prepared> p = prepare_quantize(s, shape, data.size(), scales, global, table, tgt, out, /*per_chunk_ok=*/s.mode == Mode::symmetric);
   if (!p) return status_of(qconform::quantize(s, shape, data, scales, global, table));
   const Layout& l = p->layout;
   if (out.size() != l.total_bytes) {
@@ -393,6 +420,12 @@ Status quantize_into(const Scheme& s, std::span<const std::size_t> shape, std::s
     job.value = s.value;
     job.storage = out.data();
     job.pack = *pk;
+    detail::ScaleJob src = scale_source(s, p->global);
+    if (p->per_chunk) {
+      src.raw = scales.data();
+      src.out_encoded = out.data() + l.storage_bytes;
+      job.scale_src = &src;
+    }
     if (!QCONFORM_CALL(QuantizeRows, tgt)(job)) return status_of(qconform::quantize(s, shape, data, scales, global, table));
   } else {
     std::vector<std::int32_t> codes(data.size());
@@ -546,7 +579,8 @@ Result<QTensor> parse(const Scheme& s, std::span<const std::size_t> shape, std::
   const std::int64_t tgt = resolve(target);
   QTensor t;
   std::vector<float> eff;
-  const std::optional<Layout> l = prepare_bytes(s, shape, bytes, table, t, eff, tgt);
+  bool per_chunk = false;
+  const std::optional<Layout> l = prepare_bytes(s, shape, bytes, table, t, eff, tgt, per_chunk);
   if (!l) return qconform::parse(s, shape, bytes, table);
   const std::optional<Packing> pk = row_packing(*l);
   if (!pk) return qconform::parse(s, shape, bytes, table);
@@ -580,13 +614,19 @@ Status dequantize_from(const Scheme& s, std::span<const std::size_t> shape, std:
   };
   QTensor t;
   std::vector<float> eff;
-  const std::optional<Layout> l = prepare_bytes(s, shape, bytes, table, t, eff, tgt);
+  bool per_chunk = true;
+  const std::optional<Layout> l = prepare_bytes(s, shape, bytes, table, t, eff, tgt, per_chunk, /*stored=*/false);
   if (!l || s.mode != Mode::symmetric || out.size() != l->elements) return composed();
   const std::optional<Packing> pk = row_packing(*l);
   if (!pk) return composed();
   detail::DequantizeJob job;
   job.geo = geometry(*l);
   job.eff = eff.data();
+  detail::ScaleJob src = scale_source(s, t.global);
+  if (per_chunk) {
+    src.encoded = bytes.data() + l->storage_bytes;
+    job.scale_src = &src;
+  }
   job.value = s.value;
   job.storage = bytes.data();
   job.pack = *pk;

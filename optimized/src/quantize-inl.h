@@ -54,10 +54,10 @@ HWY_INLINE void PrefetchBytes(const void* p, std::size_t ahead, std::size_t byte
   for (std::size_t i = ahead; i < stop; i += 64) hwy::Prefetch(c + i);
 }
 
-// Prefetch of x + i + kPrefetch when that lies before `end`.
-HWY_INLINE void PrefetchAhead(const float* x, std::size_t i, const float* end) {
-  PrefetchBytes(x + i, kPrefetch * sizeof(float), sizeof(float), end);
-}
+// Prefetch of x[min(i, last)], `last` the index of the tensor's last element relative to x: no
+// pointer is formed past the tensor, and near its end the last line is fetched again (harmless),
+// for an add and a minimum instead of a branch.
+HWY_INLINE void PrefetchAt(const float* x, std::size_t i, std::size_t last) { hwy::Prefetch(x + std::min(i, last)); }
 
 // log2 of the vectors per block when a block is a power-of-two number of whole vectors, else -1:
 // such chunks run as one loop over their vectors, each taking its block's scale (a loop per block
@@ -250,9 +250,21 @@ HWY_INLINE void Reciprocals(const float* HWY_RESTRICT eff, std::size_t n, float*
 // integer to the biased [lo, hi] gives its code (the patterns of non-negative floats order like
 // their values, negative floats are negative integers, and ±Inf clamp to hi / lo). NaN never
 // compares equal, so NaN lanes take the division path, which also records NaN in `amax`.
+//
+// kCalibrated: the block's scale s is its calibrated stored scale, not saturated (SPEC §8: s is
+// fl(fl(2 * a) / range) rounded up, a the block's max |x|), and the clamp is not needed. With
+// q = fl(2a / range): q >= (2a / range)(1 - 2^-24) when normal; when subnormal, 2a / range <=
+// q + 2^-150 <= s (1 + 2^-25) since this path has s >= 2^-125. So |x| / s <= (range / 2)(1 + 2^-23)
+// and |x * rcp| <= (range / 2)(1 + 2^-22) < range / 2 + 2^-15, so t2 = fl(x * rcp - eps) is below
+// range / 2 - 2^-14 and t1 below range / 2 + 2^-12.
+// For symmetric values (lo = -hi, range = 2 hi), t1 < hi + 2^-12 rounds to at most hi. For
+// full-range ones (lo = -hi - 1), range / 2 = hi + 1/2 is a half-integer above t2, so a lane that
+// passes has t1 below it too: again at most hi. By symmetry the code is at least -hi >= lo, so no
+// clamp is needed on a lane that passes (lanes that fail take Encode, which clamps). s = 0.1
+// (stored 0) means 2a / range < 2^-150: the code is 0.
 inline constexpr float kIntEps = 0x1p-13f;
 
-template <Value V, bool kBytes, class D, class VI>
+template <Value V, bool kBytes, bool kCalibrated = false, class D, class VI>
 HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, float eff, hn::Vec<D> rcp,
                                std::int32_t* HWY_RESTRICT codes, std::uint8_t* HWY_RESTRICT fields, VI& amax) {
   using F = Fmt<V>;
@@ -266,8 +278,12 @@ HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, float eff, hn::
     const auto b2 = hn::Add(hn::MulAdd(v, rcp, hn::Set(d, -kIntEps)), magic);
     exact = hn::AllTrue(d, hn::Eq(b1, b2));
     constexpr std::int32_t kBias = 0x4B400000;
-    code = hn::Min(hn::Max(hn::BitCast(di, b1), hn::Set(di, kBias + static_cast<std::int32_t>(F::kLo))),
-                   hn::Set(di, kBias + static_cast<std::int32_t>(F::kHi)));
+    if constexpr (kCalibrated) {
+      code = hn::BitCast(di, b1);  // within [lo, hi] whenever the check passes (see above)
+    } else {
+      code = hn::Min(hn::Max(hn::BitCast(di, b1), hn::Set(di, kBias + static_cast<std::int32_t>(F::kLo))),
+                     hn::Set(di, kBias + static_cast<std::int32_t>(F::kHi)));
+    }
     if constexpr (!kBytes) code = hn::Sub(code, hn::Set(di, kBias));
   } else {
     // Every midpoint of two adjacent minifloats (the code's only steps: saturation happens at
@@ -415,6 +431,24 @@ inline bool PaddingIsZero(const std::uint8_t* row, std::size_t n, const detail::
 
 // ------------------------------------------------------------------ quantize
 
+bool Scales(const detail::ScaleJob& job);
+
+// The effective scales of blocks [j, j + count) of `src` (raw or encoded, SPEC §3.5's checks
+// included) into eff[0..count), the encoded ones too when `src` writes them. False when one is
+// invalid: the caller then hands the call to the reference.
+HWY_INLINE bool ChunkScales(const detail::ScaleJob& src, std::size_t j, std::size_t count, float* HWY_RESTRICT eff) {
+  const std::size_t w = scale_bytes(src.dtype);
+  detail::ScaleJob sub = src;
+  sub.count = count;
+  if (src.raw != nullptr) sub.raw = src.raw + j;
+  if (src.encoded != nullptr) sub.encoded = src.encoded + j * w;
+  if (src.out_encoded != nullptr) sub.out_encoded = src.out_encoded + j * w;
+  sub.stored = nullptr;
+  sub.eff = eff;
+  return Scales(sub);
+}
+
+
 // p + i when the pointer is in use, else null (UBSan rejects offsets on null pointers).
 template <bool kUsed, class T>
 HWY_INLINE T* Offset(T* p, std::size_t i) {
@@ -427,35 +461,72 @@ HWY_INLINE T* Offset(T* p, std::size_t i) {
   }
 }
 
+// Where the input is prefetched from a chunk's loop: `ahead` elements past the element being
+// quantized, clamped at `last`, the index of the tensor's last element relative to the row.
+struct Ahead {
+  std::size_t ahead = kPrefetch;
+  std::size_t last = 0;
+};
+
 // The whole vectors of [i, e) of a row, which lie in one block of scale s: the reciprocal path
 // when r = Reciprocal(s) is nonzero, else the division. Returns where the whole vectors end.
 template <Value V, bool kBytes, class D, class CodesAt, class FieldsAt, class VU>
 HWY_INLINE std::size_t BlockVectors(D d, const float* HWY_RESTRICT xr, std::size_t i, std::size_t e, float s, float r,
-                                    const float* ahead_end, CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
+                                    Ahead pf, CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
   const std::size_t lanes = hn::Lanes(d);
   const auto ev = hn::Set(d, s);
   if (r != 0.0f) {
     const auto rv = hn::Set(d, r);
     for (; i + lanes <= e; i += lanes) {
-      PrefetchAhead(xr, i, ahead_end);
+      PrefetchAt(xr, i + pf.ahead, pf.last);
       QuantizeVecRcp<V, kBytes>(d, xr + i, s, rv, codes_at(i), fields_at(i), nan_acc);
     }
   }
   for (; i + lanes <= e; i += lanes) {
-    PrefetchAhead(xr, i, ahead_end);
+    PrefetchAt(xr, i + pf.ahead, pf.last);
     QuantizeVec<V, kBytes>(d, xr + i, ev, codes_at(i), fields_at(i), nan_acc);
   }
   return i;
 }
 
+// `nb` whole blocks of 2^shift vectors from element c0, block k of scale es[k] and reciprocal
+// rcp[k] (0: the division path). kShift >= 0 fixes the shift at compile time, so a block is one
+// iteration with its vectors unrolled and one test of its reciprocal (a test and a broadcast per
+// vector cost about as much as the arithmetic they chose between).
+template <Value V, bool kBytes, int kShift, bool kCalibrated, class D, class CodesAt, class FieldsAt, class VU>
+HWY_INLINE void QuantizeBlocks(D d, const float* HWY_RESTRICT xr, std::size_t c0, std::size_t nb, int shift,
+                               const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp, Ahead pf,
+                               CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
+  constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
+  const std::size_t per = std::size_t{1} << (kShift >= 0 ? kShift : shift);
+  for (std::size_t k = 0; k < nb; ++k) {
+    const std::size_t i0 = c0 + k * per * kLanes;
+    if (rcp[k] != 0.0f) {
+      const auto rv = hn::Set(d, rcp[k]);
+#pragma GCC unroll 8
+      for (std::size_t u = 0; u < per; ++u) {
+        const std::size_t i = i0 + u * kLanes;
+        PrefetchAt(xr, i + pf.ahead, pf.last);
+        QuantizeVecRcp<V, kBytes, kCalibrated>(d, xr + i, es[k], rv, codes_at(i), fields_at(i), nan_acc);
+      }
+    } else {
+      const auto ev = hn::Set(d, es[k]);
+      for (std::size_t u = 0; u < per; ++u) {
+        const std::size_t i = i0 + u * kLanes;
+        PrefetchAt(xr, i + pf.ahead, pf.last);
+        QuantizeVec<V, kBytes>(d, xr + i, ev, codes_at(i), fields_at(i), nan_acc);
+      }
+    }
+  }
+}
+
 // Quantizes elements [c0, c1) of one row. Element c uses eff[c / b - j0]. Fields are written to
-// fields[c - c0], codes to codes[c]. The input is prefetched kPrefetch ahead up to `ahead_end`,
-// the end of the tensor.
-template <Value V, bool kBytes, class VU>
+// fields[c - c0], codes to codes[c]. The input is prefetched as `pf` says. kCalibrated: the scales
+// are calibrated and unsaturated (QuantizeVecRcp).
+template <Value V, bool kBytes, bool kCalibrated = false, class VU>
 HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, std::size_t b,
                               const float* HWY_RESTRICT eff, std::size_t j0, std::int32_t* HWY_RESTRICT codes,
-                              std::uint8_t* HWY_RESTRICT fields, float* HWY_RESTRICT effrow, const float* ahead_end,
-                              VU& nan_acc) {
+                              std::uint8_t* HWY_RESTRICT fields, float* HWY_RESTRICT effrow, Ahead pf, VU& nan_acc) {
   const hn::ScalableTag<float> d;
   const std::size_t lanes = hn::Lanes(d);
   // Only one of the two outputs exists: no pointer arithmetic on the null one.
@@ -464,28 +535,23 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
 #if HWY_TARGET != HWY_SCALAR
   if (b % lanes == 0 && c0 % b == 0 && (c1 - c0) % b == 0) {
     // Whole blocks of whole vectors (the common case): the reciprocals of the chunk's scales a
-    // vector at a time, then one loop over the chunk's vectors, each broadcasting its block's
-    // reciprocal from memory (VectorsPerBlockLog2), or else a loop per block.
+    // vector at a time, then the blocks.
     const std::size_t nb = (c1 - c0) / b;  // <= kChunk / lanes
     const float* HWY_RESTRICT es = eff + (c0 / b - j0);
     alignas(HWY_MAX_BYTES) float rcp[kChunk / 4];
     Reciprocals(es, nb, rcp);
-    if (const int shift = VectorsPerBlockLog2(b, lanes); shift >= 0) {
-      const std::size_t vectors = (c1 - c0) / lanes;
-      for (std::size_t v = 0; v < vectors; ++v) {
-        const std::size_t i = c0 + v * lanes;
-        const std::size_t k = v >> shift;
-        PrefetchAhead(xr, i, ahead_end);
-        if (rcp[k] != 0.0f) {
-          QuantizeVecRcp<V, kBytes>(d, xr + i, es[k], hn::Set(d, rcp[k]), codes_at(i), fields_at(i), nan_acc);
-        } else {
-          QuantizeVec<V, kBytes>(d, xr + i, hn::Set(d, es[k]), codes_at(i), fields_at(i), nan_acc);
+    switch (const int shift = VectorsPerBlockLog2(b, lanes)) {
+      case 0: return QuantizeBlocks<V, kBytes, 0, kCalibrated>(d, xr, c0, nb, 0, es, rcp, pf, codes_at, fields_at, nan_acc);
+      case 1: return QuantizeBlocks<V, kBytes, 1, kCalibrated>(d, xr, c0, nb, 1, es, rcp, pf, codes_at, fields_at, nan_acc);
+      case 2: return QuantizeBlocks<V, kBytes, 2, kCalibrated>(d, xr, c0, nb, 2, es, rcp, pf, codes_at, fields_at, nan_acc);
+      case 3: return QuantizeBlocks<V, kBytes, 3, kCalibrated>(d, xr, c0, nb, 3, es, rcp, pf, codes_at, fields_at, nan_acc);
+      case -1:
+        for (std::size_t k = 0; k < nb; ++k) {
+          (void)BlockVectors<V, kBytes>(d, xr, c0 + k * b, c0 + (k + 1) * b, es[k], rcp[k], pf, codes_at, fields_at, nan_acc);
         }
-      }
-      return;
+        return;
+      default: return QuantizeBlocks<V, kBytes, -1, kCalibrated>(d, xr, c0, nb, shift, es, rcp, pf, codes_at, fields_at, nan_acc);
     }
-    for (std::size_t k = 0; k < nb; ++k) (void)BlockVectors<V, kBytes>(d, xr, c0 + k * b, c0 + (k + 1) * b, es[k], rcp[k], ahead_end, codes_at, fields_at, nan_acc);
-    return;
   }
 #endif
   if (b >= lanes) {
@@ -494,7 +560,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
     for (std::size_t c = c0; c < c1; ++j) {
       const std::size_t e = std::min((j + 1) * b, c1);
       const float s = eff[j - j0];
-      const std::size_t i = BlockVectors<V, kBytes>(d, xr, c, e, s, Reciprocal(s), ahead_end, codes_at, fields_at, nan_acc);
+      const std::size_t i = BlockVectors<V, kBytes>(d, xr, c, e, s, Reciprocal(s), pf, codes_at, fields_at, nan_acc);
       if (i < e) QuantizeTail<V, kBytes>(d, xr + i, nullptr, s, e - i, codes_at(i), fields_at(i), nan_acc);
       c = e;
     }
@@ -508,7 +574,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
     }
     std::size_t i = c0;
     for (; i + lanes <= c1; i += lanes) {
-      PrefetchAhead(xr, i, ahead_end);
+      PrefetchAt(xr, i + pf.ahead, pf.last);
       QuantizeVec<V, kBytes>(d, xr + i, hn::LoadU(d, effrow + (i - c0)), codes_at(i), fields_at(i), nan_acc);
     }
     if (i < c1) QuantizeTail<V, kBytes>(d, xr + i, effrow + (i - c0), 0.0f, c1 - i, codes_at(i), fields_at(i), nan_acc);
@@ -523,10 +589,11 @@ bool QuantizeRowsT(const QuantizeJob& job) {
   auto nan_acc = hn::Zero(di);  // max |x| bits
   alignas(64) std::uint8_t fieldbuf[kChunk];
   alignas(64) float effrow[kChunk];
+  alignas(64) float effchunk[kChunk + 1];  // a chunk's scales (a block may straddle each end)
   RowWalker walker(g);
   for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
     const float* xr = job.x + r * g.n;
-    const float* eff = job.eff + walker.base();
+    const std::size_t last = static_cast<std::size_t>(x_end - xr) - 1;  // rows are nonempty here
     std::int32_t* codes = nullptr;
     std::uint8_t* row = nullptr;
     if constexpr (kBytes) {
@@ -538,7 +605,15 @@ bool QuantizeRowsT(const QuantizeJob& job) {
       const std::size_t c1 = std::min(g.n, c0 + kChunk);
       std::uint8_t* fields = nullptr;
       if constexpr (kBytes) fields = job.pack.per_byte == 1 ? row + c0 : fieldbuf;
-      QuantizeChunk<V, kBytes>(xr, c0, c1, g.b, eff, 0, codes, fields, effrow, x_end, nan_acc);
+      const float* eff = effchunk;  // (job.eff is null with a scale source)
+      std::size_t j0 = 0;
+      if (job.scale_src != nullptr) {
+        j0 = c0 / g.b;
+        if (!ChunkScales(*job.scale_src, walker.base() + j0, (c1 - 1) / g.b + 1 - j0, effchunk)) return false;
+      } else {
+        eff = job.eff + walker.base();
+      }
+      QuantizeChunk<V, kBytes>(xr, c0, c1, g.b, eff, j0, codes, fields, effrow, Ahead{kPrefetch, last}, nan_acc);
       if constexpr (kBytes) {
         if (job.pack.per_byte > 1) PackFields(fieldbuf, c1 - c0, job.pack.per_byte, row + c0 / job.pack.per_byte);
       }
@@ -570,28 +645,34 @@ HWY_INLINE std::uint32_t AbsMaxSpan(const float* HWY_RESTRICT x, std::size_t len
 // vector of partial maxima per block, then log2(Lanes) levels that pair the even and odd lanes
 // of two vectors (each block's partials stay contiguous and aligned) until lane k holds block
 // k's maximum: about three operations per block instead of a horizontal reduction each. The
-// input is prefetched ahead up to `end`.
-HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, const float* end,
+// lane count is a compile-time constant, so the partial maxima stay in registers. The input is
+// prefetched as `pf` says (relative to x).
+HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, [[maybe_unused]] Ahead pf,
                              std::uint32_t* HWY_RESTRICT amax) {
   std::size_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
   const hn::RebindToUnsigned<decltype(d)> du;
-  const std::size_t lanes = hn::Lanes(d);
-  if (b % lanes == 0) {
-    constexpr std::size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
+  constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
+  if (b % kLanes == 0) {
     const auto abs_mask = hn::Set(di, 0x7FFFFFFF);
-    for (; j + lanes <= blocks; j += lanes) {
-      hn::Vec<decltype(di)> m[kMaxLanes];
-      for (std::size_t k = 0; k < lanes; ++k) {
-        const float* p = x + (j + k) * b;
-        PrefetchBytes(p, kPrefetch * sizeof(float), b * sizeof(float), end);
-        auto acc = hn::And(hn::BitCast(di, hn::LoadU(d, p)), abs_mask);
-        for (std::size_t i = lanes; i < b; i += lanes) acc = hn::Max(acc, hn::And(hn::BitCast(di, hn::LoadU(d, p + i)), abs_mask));
+    for (; j + kLanes <= blocks; j += kLanes) {
+      hn::Vec<decltype(di)> m[kLanes];
+#pragma GCC unroll 16
+      for (std::size_t k = 0; k < kLanes; ++k) {
+        const std::size_t p = (j + k) * b;
+        PrefetchAt(x, p + pf.ahead, pf.last);
+        auto acc = hn::And(hn::BitCast(di, hn::LoadU(d, x + p)), abs_mask);
+        for (std::size_t i = kLanes; i < b; i += kLanes) {
+          PrefetchAt(x, p + i + pf.ahead, pf.last);
+          acc = hn::Max(acc, hn::And(hn::BitCast(di, hn::LoadU(d, x + p + i)), abs_mask));
+        }
         m[k] = acc;
       }
-      for (std::size_t n = lanes; n > 1; n /= 2) {
+#pragma GCC unroll 4
+      for (std::size_t n = kLanes; n > 1; n /= 2) {
+#pragma GCC unroll 8
         for (std::size_t k = 0; k < n / 2; ++k) {
           m[k] = hn::Max(hn::ConcatEven(di, m[2 * k + 1], m[2 * k]), hn::ConcatOdd(di, m[2 * k + 1], m[2 * k]));
         }
@@ -600,10 +681,7 @@ HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::si
     }
   }
 #endif
-  for (; j < blocks; ++j) {
-    PrefetchBytes(x + j * b, kPrefetch * sizeof(float), b * sizeof(float), end);
-    amax[j] = AbsMaxSpan(x + j * b, b);
-  }
+  for (; j < blocks; ++j) amax[j] = AbsMaxSpan(x + j * b, b);
 }
 
 // SPEC §2 round-up of scales s >= 0 (not NaN) onto a dtype's grid, lane-wise, the same
@@ -700,7 +778,7 @@ HWY_INLINE hn::Vec<DU> LoadPatterns(DU du, const std::uint8_t* HWY_RESTRICT in, 
 // maximum is NaN or ±Inf or 2 * alpha overflows.
 template <ScaleDtype DT>
 bool BlockScalesT(const std::uint32_t* HWY_RESTRICT amax, std::size_t count, float range, float* HWY_RESTRICT eff,
-                  std::uint8_t* HWY_RESTRICT out) {
+                  std::uint8_t* HWY_RESTRICT out, bool& saturated) {
   const hn::ScalableTag<float> d;
   const hn::RebindToUnsigned<decltype(d)> du;
   const hn::RebindToSigned<decltype(d)> di;
@@ -716,7 +794,9 @@ bool BlockScalesT(const std::uint32_t* HWY_RESTRICT amax, std::size_t count, flo
     if (!hn::AllFalse(di, IGe(hn::BitCast(di, a), hn::Set(di, 0x7F800000)))) return false;
     const auto twice = hn::Mul(hn::Set(d, 2.0f), hn::BitCast(d, a));
     if (!hn::AllFalse(d, hn::IsInf(twice))) return false;
-    const auto stored = RoundUpVec<DT>(d, hn::Div(twice, hn::Set(d, range)));
+    const auto quotient = hn::Div(twice, hn::Set(d, range));
+    const auto stored = RoundUpVec<DT>(d, quotient);
+    saturated = saturated || !hn::AllFalse(d, hn::Lt(stored, quotient));
     hn::Store(hn::IfThenElse(hn::Eq(stored, hn::Zero(d)), hn::Set(d, 0.1f), stored), d, eb);  // burn's valid_scale
     std::copy(eb, eb + r, eff + i);
     StorePatterns<DT>(du, EncodeScaleVec<DT>(d, stored), r, out + i * w);
@@ -724,12 +804,13 @@ bool BlockScalesT(const std::uint32_t* HWY_RESTRICT amax, std::size_t count, flo
   return true;
 }
 
-bool BlockScales(ScaleDtype dt, const std::uint32_t* amax, std::size_t count, float range, float* eff, std::uint8_t* out) {
+bool BlockScales(ScaleDtype dt, const std::uint32_t* amax, std::size_t count, float range, float* eff, std::uint8_t* out,
+                 bool& saturated) {
   switch (dt) {
-    case ScaleDtype::f32: return BlockScalesT<ScaleDtype::f32>(amax, count, range, eff, out);
-    case ScaleDtype::f16: return BlockScalesT<ScaleDtype::f16>(amax, count, range, eff, out);
-    case ScaleDtype::bf16: return BlockScalesT<ScaleDtype::bf16>(amax, count, range, eff, out);
-    case ScaleDtype::ue4m3: return BlockScalesT<ScaleDtype::ue4m3>(amax, count, range, eff, out);
+    case ScaleDtype::f32: return BlockScalesT<ScaleDtype::f32>(amax, count, range, eff, out, saturated);
+    case ScaleDtype::f16: return BlockScalesT<ScaleDtype::f16>(amax, count, range, eff, out, saturated);
+    case ScaleDtype::bf16: return BlockScalesT<ScaleDtype::bf16>(amax, count, range, eff, out, saturated);
+    case ScaleDtype::ue4m3: return BlockScalesT<ScaleDtype::ue4m3>(amax, count, range, eff, out, saturated);
     case ScaleDtype::ue8m0: break;  // rejected by validate_scheme
   }
   return false;
@@ -845,15 +926,21 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   RowWalker walker(g);
   for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
     const float* xr = job.x + r * g.n;
+    const std::size_t last = static_cast<std::size_t>(x_end - xr) - 1;  // rows are nonempty here
     std::uint8_t* row = job.storage + r * job.pack.row_bytes;
     for (std::size_t c0 = 0; c0 < g.n; c0 += chunk) {
       const std::size_t c1 = std::min(g.n, c0 + chunk);
       const std::size_t j0 = c0 / b;
       const std::size_t blocks = (c1 - c0) / b;
-      AbsMaxBlocks(xr + c0, b, blocks, x_end, amax);
-      if (!BlockScales(job.dtype, amax, blocks, range, eff, job.scales + (walker.base() + j0) * w)) return false;
+      AbsMaxBlocks(xr + c0, b, blocks, Ahead{kPrefetch, last - c0}, amax);
+      bool saturated = false;  // some block's scale is below its quotient (the dtype's maximum)
+      if (!BlockScales(job.dtype, amax, blocks, range, eff, job.scales + (walker.base() + j0) * w, saturated)) return false;
       std::uint8_t* fields = job.pack.per_byte == 1 ? row + c0 : fieldbuf;
-      QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, x_end, nan_acc);
+      if (!Fmt<V>::kMini && !saturated) {
+        QuantizeChunk<V, true, !Fmt<V>::kMini>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, Ahead{kPrefetch, last}, nan_acc);
+      } else {
+        QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, Ahead{kPrefetch, last}, nan_acc);
+      }
       if (job.pack.per_byte > 1) PackFields(fieldbuf, c1 - c0, job.pack.per_byte, row + c0 / job.pack.per_byte);
     }
     ZeroPadding(row, g.n, job.pack);
@@ -955,11 +1042,11 @@ bool DequantizeRowsT(const DequantizeJob& job) {
   bool padding_ok = true;
   alignas(64) std::uint8_t fieldbuf[kChunk];
   alignas(64) float effrow[kChunk];
+  alignas(64) float effchunk[kChunk + 1];  // a chunk's scales (a block may straddle each end)
   const std::uint8_t* storage_end = nullptr;  // rows are contiguous: prefetches stop here
   if constexpr (kBytes) storage_end = job.storage + g.rows * job.pack.row_bytes;
   RowWalker walker(g);
   for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
-    const float* eff = job.eff + walker.base();
     float* out = job.out + r * g.n;
     const std::int32_t* codes = nullptr;
     const std::uint8_t* row = nullptr;
@@ -983,19 +1070,26 @@ bool DequantizeRowsT(const DequantizeJob& job) {
       }
       auto fields_at = [&](std::size_t i) { return Offset<kBytes>(fields, i - c0); };
       auto codes_at = [&](std::size_t i) { return Offset<!kBytes>(codes, i); };
+      // Block j's scale is eff[j - j0].
+      const std::size_t j0 = c0 / g.b;
+      const float* eff = effchunk;  // (job.eff is null with a scale source)
+      if (job.scale_src != nullptr) {
+        if (!ChunkScales(*job.scale_src, walker.base() + j0, (c1 - 1) / g.b + 1 - j0, effchunk)) return false;
+      } else {
+        eff = job.eff + walker.base() + j0;
+      }
       const int shift = VectorsPerBlockLog2(g.b, lanes);
       if (shift >= 0 && c0 % g.b == 0 && (c1 - c0) % lanes == 0) {
         // One loop over the chunk's vectors, each broadcasting its block's scale.
-        const std::size_t j0 = c0 / g.b;
         for (std::size_t v = 0; v < (c1 - c0) / lanes; ++v) {
           const std::size_t i = c0 + v * lanes;
-          DequantizeVec<V, kBytes>(d, fields_at(i), codes_at(i), hn::Set(d, eff[j0 + (v >> shift)]), out + i, bad);
+          DequantizeVec<V, kBytes>(d, fields_at(i), codes_at(i), hn::Set(d, eff[v >> shift]), out + i, bad);
         }
       } else if (g.b >= lanes) {
         std::size_t j = c0 / g.b;
         for (std::size_t c = c0; c < c1; ++j) {
           const std::size_t e = std::min((j + 1) * g.b, c1);
-          const float s = eff[j];
+          const float s = eff[j - j0];
           const auto ev = hn::Set(d, s);
           std::size_t i = c;
           for (; i + lanes <= e; i += lanes) DequantizeVec<V, kBytes>(d, fields_at(i), codes_at(i), ev, out + i, bad);
@@ -1006,7 +1100,7 @@ bool DequantizeRowsT(const DequantizeJob& job) {
         std::size_t j = c0 / g.b;
         for (std::size_t c = c0; c < c1; ++j) {
           const std::size_t e = std::min((j + 1) * g.b, c1);
-          std::fill(effrow + (c - c0), effrow + (e - c0), eff[j]);
+          std::fill(effrow + (c - c0), effrow + (e - c0), eff[j - j0]);
           c = e;
         }
         std::size_t i = c0;
@@ -1173,7 +1267,7 @@ void Ceiling4to1(const float* HWY_RESTRICT in, std::uint8_t* HWY_RESTRICT out, s
   std::size_t i = 0;
   // The low byte of each element: no arithmetic (U8FromU32 gathers low bytes; see QuantizeVec).
   for (; i + lanes <= n; i += lanes) {
-    hwy::Prefetch(in + i + kPrefetch);  // as the quantize loops do
+    PrefetchAt(in, i + kPrefetch, n - 1);  // as the quantize loops do
     hn::StoreU(hn::U8FromU32(hn::BitCast(du, hn::LoadU(df, in + i))), d8, out + i);
   }
   for (; i < n; ++i) out[i] = static_cast<std::uint8_t>(std::bit_cast<std::uint32_t>(in[i]));

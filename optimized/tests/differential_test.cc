@@ -454,6 +454,68 @@ TEST_P(DiffValue, LongRows) {
   }
 }
 
+// Rows of 64 blocks or more, whose effective scales the kernels compute chunk by chunk from the
+// raw (quantize_into) or encoded (dequantize_from) scales: blocks straddling chunk boundaries and a
+// partial last block, and an invalid scale or a global overflow in the first, a middle or the last
+// block, which must come back as the reference's error (every scale is checked on that path too).
+TEST_P(DiffValue, ScalesPerChunk) {
+  const std::string v(qc::info(value_).name);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::uint32_t seed = 21001;
+  const std::vector<std::pair<std::string, qc::Shape>> cases = {
+      {",block=16:ue4m3,tensor=f32", {2, 4099}}, {",block=32:f16", {3, 2048}}, {",block=33:bf16", {2, 4099}},
+      {",block=5:f32", {2, 333}},                {",block=2x16:f16", {4, 1024}}};
+  // (packed_u32:1 packs along the first axis: the scales are then made beforehand.)
+  for (const std::string& store : {std::string("native"), std::string("packed_u32:0"), std::string("packed_u32:1")}) {
+    for (const auto& [level, shape] : cases) {
+      const qc::Scheme s = scheme("value=" + v + ",store=" + store + level);
+      const Case base = make_case(s, shape, 0, seed++);
+      check_case(base, target_);
+      check_case(make_case(s, shape, 1, seed++), target_);
+      const std::size_t nscales = base.scales.size();
+      for (std::size_t k : {std::size_t{0}, nscales / 2 + 1, nscales - 1}) {
+        for (float bad : {nan, -1.0f, kInf, -0.0f, 0.0f}) {
+          Case c = base;
+          c.scales[k] = bad;
+          check_case(c, target_);
+        }
+        if (s.two_level()) {  // g * stored overflows in block k only
+          Case c = base;
+          c.global = 1e37f;
+          for (float& sc : c.scales) sc = std::min(sc, 1.0f);
+          c.scales[k] = 448.0f;
+          check_case(c, target_);
+        }
+      }
+      // The same positions in the bytes: a stored scale with its sign bit set, or every bit set.
+      const qc::Result<qc::QTensor> t = qc::quantize(base.s, base.shape, base.data(), base.scales, base.global);
+      ASSERT_TRUE(t.ok()) << kind_of(t.error());
+      const std::vector<std::uint8_t> bytes = qc::serialize(*t).value();
+      const qc::Layout l = qc::make_layout(s, shape).value();
+      const std::size_t w = qc::scale_bytes(s.scale_dtype());
+      for (std::size_t k : {std::size_t{0}, nscales / 2 + 1, nscales - 1}) {
+        for (std::uint8_t b : {std::uint8_t{0x80}, std::uint8_t{0xFF}}) {
+          std::vector<std::uint8_t> u = bytes;
+          if (b == 0x80) {
+            u[l.storage_bytes + k * w + w - 1] |= 0x80;
+          } else {
+            std::fill_n(u.begin() + static_cast<std::ptrdiff_t>(l.storage_bytes + k * w), w, b);
+          }
+          const qc::Result<qc::QTensor> pw = qc::parse(s, shape, u);
+          std::vector<float> out(base.count);
+          const qc::Status fs = opt::dequantize_from(s, shape, u, out, std::nullopt, target_);
+          ASSERT_EQ(pw.ok(), fs.ok()) << "dequantize_from, scale " << k << ": " << (fs.ok() ? "ok" : kind_of(fs.error()));
+          if (!pw.ok()) {
+            EXPECT_EQ(pw.kind(), fs.kind());
+          } else {
+            expect_same_floats(qc::dequantize(*pw).value(), out, "dequantize_from");
+          }
+        }
+      }
+    }
+  }
+}
+
 // N-D blocks (rectangles over several rows), rank 0, ranks up to 4, packing along other axes.
 TEST_P(DiffValue, NdBlocksAndRanks) {
   const std::string v(qc::info(value_).name);
@@ -510,10 +572,11 @@ TEST_P(DiffValue, Calibrate) {
   for (const std::string& store : {std::string("packed_u32:0"), std::string("native"), std::string("packed_u32:1")}) {
     for (const auto& [level, shape] : cases) {
       const qc::Scheme s = scheme("value=" + v + ",store=" + store + level);
-      for (int variant = 0; variant < 6; ++variant) {
+      for (int variant = 0; variant < 8; ++variant) {
         Case c = make_case(s, shape, 0, seed++);
         std::vector<float> data(c.data().begin(), c.data().end());
-        // Variant 0: as generated (may hold ±Inf: calibration-overflow). 1 and up: finite only.
+        // Variant 0: as generated (may hold ±Inf: calibration-overflow). 1 and up: finite only
+        // (variant 6 may overflow to ±Inf again).
         // 2: finite with a NaN late (nan-input). 3: FLT_MAX (2 * alpha overflows).
         if (variant >= 1) {
           for (float& x : data) {
@@ -523,8 +586,13 @@ TEST_P(DiffValue, Calibrate) {
         if (variant == 2 && !data.empty()) data[data.size() * 2 / 3] = std::numeric_limits<float>::quiet_NaN();
         if (variant == 3 && !data.empty()) data[data.size() / 2] = -FLT_MAX;
         // 4, 5: tiny data, so scales fall in the subnormal ranges of f16 and ue4m3 (and of f32).
-        if (variant >= 4) {
+        if (variant == 4 || variant == 5) {
           for (float& x : data) x *= variant == 4 ? 1e-6f : 1e-38f;
+        }
+        // 6, 7: large data, so f16 and ue4m3 scales saturate at their maximum (all blocks, or
+        // only the blocks holding the largest values), and codes then clamp.
+        if (variant >= 6) {
+          for (std::size_t i = 0; i < data.size(); ++i) data[i] *= variant == 6 ? 1e9f : (i % 3 == 0 ? 3e4f : 1.0f);
         }
         for (qc::Calibration m : {qc::Calibration::minmax, qc::Calibration::absmean}) {
           check_calibrate(s, shape, data, m, target_, c.label + " variant " + std::to_string(variant));
