@@ -784,6 +784,54 @@ TEST_P(DiffValue, CorruptTensorsAndBytes) {
   }
 }
 
+// Outputs of 16 MiB and more are written with streaming stores (dequantize_from, and the 1-to-4
+// ceiling): the same floats, at an output that starts one float past a vector boundary, with a
+// partial last vector. The bytes are serialized by the reference from random data.
+TEST_P(Diff, StreamedLargeOutputs) {
+  struct Large {
+    qc::Scheme s;
+    qc::Shape shape;
+    std::vector<std::uint8_t> bytes;
+    std::vector<float> want;
+  };
+  static const std::vector<Large> cases = [] {
+    std::vector<Large> out;
+    for (const auto& [text, shape] : {std::pair<std::string, qc::Shape>{"value=q4s,store=packed_u32:0,block=32:f16", {1023, 4128}},
+                                      std::pair<std::string, qc::Shape>{"value=e4m3", {4194311}}}) {
+      Large l{scheme(text), shape, {}, {}};
+      const std::size_t count = shape.size() == 1 ? shape[0] : shape[0] * shape[1];
+      std::mt19937 rng(77);
+      std::normal_distribution<float> dist(0.0f, 3.0f);
+      std::vector<float> data(count);
+      for (float& x : data) x = dist(rng);
+      const qc::QParams p = qc::calibrate(l.s, shape, data, qc::Calibration::minmax).value();
+      const qc::QTensor t = qc::quantize(l.s, shape, data, p.scales, p.global).value();
+      l.bytes = qc::serialize(t).value();
+      l.want = qc::dequantize(t).value();
+      out.push_back(std::move(l));
+    }
+    return out;
+  }();
+  for (const Large& l : cases) {
+    SCOPED_TRACE(describe(l.s, l.shape));
+    std::vector<float> buf(l.want.size() + 1, 1234.5f);
+    const std::span<float> out(buf.data() + 1, l.want.size());
+    ASSERT_TRUE(opt::dequantize_from(l.s, l.shape, l.bytes, out, std::nullopt, target_).ok());
+    expect_same_floats(l.want, out, "dequantize_from");
+  }
+  const std::size_t n = (std::size_t{16} << 20) / sizeof(float) + 5;
+  std::vector<std::uint8_t> in(n);
+  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  std::vector<float> buf(n + 1, 0.0f);
+  opt::ceiling_1to4(in, std::span<float>(buf.data() + 1, n), target_);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (bits(buf[i + 1]) != in[i]) {
+      ADD_FAILURE() << "ceiling_1to4 [" << i << "]: " << bits(buf[i + 1]) << ", want " << int{in[i]};
+      break;
+    }
+  }
+}
+
 // Results do not depend on the caller's MXCSR (rounding mode, FTZ, DAZ), which is restored.
 TEST_P(Diff, CallerFloatingPointEnvironment) {
 #if defined(__x86_64__) || defined(__i386__)
