@@ -169,12 +169,14 @@ float effective(float stored, std::optional<float> global) {
 }
 
 // Whether the kernels compute the effective scales of each chunk themselves (ChunkScales) instead
-// of reading a vector of them made beforehand: when every row has blocks of its own (no block spans
+// of reading a vector of them made beforehand: in symmetric mode, stored along the rows (where the
+// row kernels run), when every row has blocks of its own (no block spans
 // two rows, so each scale is computed once) and at least 64 of them (a call per chunk then costs
 // little). No O(blocks) vector is then allocated, written and read again (16 MiB each way for
 // nvfp4 at 256 MiB), and every scale is still checked: every block holds an element.
-bool scales_per_chunk(const Layout& l) {
+bool scales_per_chunk(const Scheme& s, const Layout& l) {
   const RowGeometry g = geometry(l);
+  if (s.mode != Mode::symmetric || !row_packing(l)) return false;  // the row kernels' cases only
   if (l.elements == 0 || l.rank == 0 || l.block.empty() || g.n / g.b < 64) return false;
   for (std::size_t d = 0; d < g.outer_rank; ++d) {
     if (g.block[d] != 1) return false;
@@ -202,9 +204,8 @@ struct Prepared {
 
 // validate_quantize's checks but the NaN scan, which the kernels do; nullopt when any fails. When
 // `out` has the serialized size, the stored scales are encoded into it on the way, and not kept
-// as floats (`stored` stays empty: O(blocks) less to allocate and write). With `per_chunk_ok`
-// (symmetric mode), a layout stored along its rows that scales_per_chunk accepts leaves the scales
-// to the kernel.
+// as floats (`stored` stays empty: O(blocks) less to allocate and write). With `per_chunk_ok`,
+// a case that scales_per_chunk accepts leaves the scales to the kernel.
 std::optional<Prepared> prepare_quantize(const Scheme& s, std::span<const std::size_t> shape, std::size_t data_len,
                                          std::span<const float> scales, std::optional<float> global, Table table,
                                          std::int64_t tgt, std::span<std::uint8_t> out = {}, bool per_chunk_ok = false) {
@@ -212,7 +213,7 @@ std::optional<Prepared> prepare_quantize(const Scheme& s, std::span<const std::s
   Result<Layout> l = make_layout(s, shape, data_len);
   if (!l.ok() || scales.size() != l->scale_count) return std::nullopt;
   const bool encode = out.size() == l->total_bytes;
-  const bool per_chunk = per_chunk_ok && encode && row_packing(*l) && scales_per_chunk(*l);
+  const bool per_chunk = per_chunk_ok && encode && scales_per_chunk(s, *l);
   const std::size_t keep = per_chunk ? 0 : scales.size();
   Prepared p{std::move(l).value(), std::vector<float>(encode ? 0 : keep), std::vector<float>(keep), std::nullopt, per_chunk};
   if (global) {
@@ -252,8 +253,8 @@ std::uint32_t load_le(const std::uint8_t* p, std::size_t width) {
 
 // parse's checks up to the codes: exact length, stored scales, global, table. Fills t's scales
 // (unless `per_chunk` or `stored` is false) and the effective scales (unless `per_chunk`). With
-// `per_chunk` set on entry, a symmetric layout stored along its rows that scales_per_chunk
-// accepts leaves the scales to the kernel (and keeps `per_chunk` set); otherwise it is cleared.
+// `per_chunk` set on entry, a case that scales_per_chunk accepts leaves the scales to the kernel
+// (and keeps `per_chunk` set); otherwise it is cleared.
 std::optional<Layout> prepare_bytes(const Scheme& s, std::span<const std::size_t> shape,
                                     std::span<const std::uint8_t> bytes, Table table, QTensor& t,
                                     std::vector<float>& eff, std::int64_t tgt, bool& per_chunk, bool stored = true) {
@@ -269,7 +270,7 @@ std::optional<Layout> prepare_bytes(const Scheme& s, std::span<const std::size_t
     if (bad_scale(g)) return std::nullopt;
     t.global = g;
   }
-  per_chunk = per_chunk && s.mode == Mode::symmetric && row_packing(l) && scales_per_chunk(l);
+  per_chunk = per_chunk && scales_per_chunk(s, l);
   if (per_chunk) return std::move(lr).value();
   if (stored) t.scales.resize(l.scale_count);
   eff.resize(l.scale_count);
@@ -403,7 +404,7 @@ Status quantize_into(const Scheme& s, std::span<const std::size_t> shape, std::s
                      std::int64_t target) {
   detail::FpGuard guard;
   const std::int64_t tgt = resolve(target);
-  std::optional<Prepared> p = prepare_quantize(s, shape, data.size(), scales, global, table, tgt, out, /*per_chunk_ok=*/s.mode == Mode::symmetric);
+  std::optional<Prepared> p = prepare_quantize(s, shape, data.size(), scales, global, table, tgt, out, /*per_chunk_ok=*/true);
   if (!p) return status_of(qconform::quantize(s, shape, data, scales, global, table));
   const Layout& l = p->layout;
   if (out.size() != l.total_bytes) {

@@ -55,26 +55,34 @@ HWY_INLINE void PrefetchBytes(const void* p, std::size_t ahead, std::size_t byte
   for (std::size_t i = ahead; i < stop; i += 64) hwy::Prefetch(c + i);
 }
 
-// Prefetch of x[min(i, last)], `last` the index of the tensor's last element relative to x: no
-// pointer is formed past the tensor, and near its end the last line is fetched again (harmless),
-// for an add and a minimum instead of a branch.
-HWY_INLINE void PrefetchAt(const float* x, std::size_t i, std::size_t last) { hwy::Prefetch(x + std::min(i, last)); }
+// Prefetch of x[min(i + kPrefetch, last)], `last` the index of the tensor's last element relative
+// to x: no pointer is formed past the tensor, and near its end the last line is fetched again
+// (harmless), for an add and a minimum instead of a branch.
+HWY_INLINE void PrefetchAhead(const float* x, std::size_t i, std::size_t last) {
+  hwy::Prefetch(x + std::min(i + kPrefetch, last));
+}
 
 // Outputs of at least this many bytes are written with streaming stores (dequantize and its
 // ceiling): beyond the last-level cache share of a core, where a line read for ownership before
 // being overwritten doubles the traffic of a float output.
 inline constexpr std::size_t kStreamBytes = std::size_t{16} << 20;
 
+// How many floats from dst on come before a vector-aligned address (where streaming stores may
+// start), or -1 when dst is not even float-aligned.
+HWY_INLINE std::ptrdiff_t StreamHead(const float* dst, std::size_t lanes) {
+  const std::size_t off = reinterpret_cast<std::uintptr_t>(dst) % (lanes * sizeof(float));
+  if (off % sizeof(float) != 0) return -1;
+  return static_cast<std::ptrdiff_t>(off == 0 ? 0 : (lanes * sizeof(float) - off) / sizeof(float));
+}
+
 // dst[0..count) = src[0..count) with streaming stores for the vector-aligned part of dst (plain
 // stores before and after it, and for all of it if dst is not even float-aligned).
 HWY_INLINE void StreamFloats(const float* HWY_RESTRICT src, float* HWY_RESTRICT dst, std::size_t count) {
   const hn::ScalableTag<float> d;
   const std::size_t lanes = hn::Lanes(d);
-  const std::size_t off = reinterpret_cast<std::uintptr_t>(dst) % (lanes * sizeof(float));
   std::size_t i = 0;
-  if (off % sizeof(float) == 0) {
-    const std::size_t head = std::min(count, off == 0 ? 0 : (lanes * sizeof(float) - off) / sizeof(float));
-    for (; i < head; ++i) dst[i] = src[i];
+  if (const std::ptrdiff_t head = StreamHead(dst, lanes); head >= 0) {
+    for (; i < std::min(count, static_cast<std::size_t>(head)); ++i) dst[i] = src[i];
     for (; i + lanes <= count; i += lanes) hn::Stream(hn::LoadU(d, src + i), d, dst + i);
   }
   for (; i < count; ++i) dst[i] = src[i];
@@ -454,21 +462,24 @@ inline bool PaddingIsZero(const std::uint8_t* row, std::size_t n, const detail::
 
 bool Scales(const detail::ScaleJob& job);
 
-// The effective scales of blocks [j, j + count) of `src` (raw or encoded, SPEC §3.5's checks
-// included) into eff[0..count), the encoded ones too when `src` writes them. False when one is
-// invalid: the caller then hands the call to the reference.
-HWY_INLINE bool ChunkScales(const detail::ScaleJob& src, std::size_t j, std::size_t count, float* HWY_RESTRICT eff) {
-  const std::size_t w = scale_bytes(src.dtype);
-  detail::ScaleJob sub = src;
-  sub.count = count;
-  if (src.raw != nullptr) sub.raw = src.raw + j;
-  if (src.encoded != nullptr) sub.encoded = src.encoded + j * w;
-  if (src.out_encoded != nullptr) sub.out_encoded = src.out_encoded + j * w;
+// The effective scales of blocks [j0, j1) of the row whose first block is `base`: the precomputed
+// eff + base + j0, or, with a scale source, buf[0..j1 - j0) computed from its raw or encoded
+// scales (SPEC §3.5's checks included; the encoded ones written too when `src` writes them). Null
+// when one is invalid: the caller then hands the call to the reference.
+HWY_INLINE const float* ChunkScales(const float* eff, const detail::ScaleJob* src, std::size_t base, std::size_t j0,
+                                    std::size_t j1, float* HWY_RESTRICT buf) {
+  if (src == nullptr) return eff + base + j0;
+  const std::size_t j = base + j0;
+  const std::size_t w = scale_bytes(src->dtype);
+  detail::ScaleJob sub = *src;
+  sub.count = j1 - j0;
+  if (src->raw != nullptr) sub.raw = src->raw + j;
+  if (src->encoded != nullptr) sub.encoded = src->encoded + j * w;
+  if (src->out_encoded != nullptr) sub.out_encoded = src->out_encoded + j * w;
   sub.stored = nullptr;
-  sub.eff = eff;
-  return Scales(sub);
+  sub.eff = buf;
+  return Scales(sub) ? buf : nullptr;
 }
-
 
 // p + i when the pointer is in use, else null (UBSan rejects offsets on null pointers).
 template <bool kUsed, class T>
@@ -482,29 +493,22 @@ HWY_INLINE T* Offset(T* p, std::size_t i) {
   }
 }
 
-// Where the input is prefetched from a chunk's loop: `ahead` elements past the element being
-// quantized, clamped at `last`, the index of the tensor's last element relative to the row.
-struct Ahead {
-  std::size_t ahead = kPrefetch;
-  std::size_t last = 0;
-};
-
 // The whole vectors of [i, e) of a row, which lie in one block of scale s: the reciprocal path
 // when r = Reciprocal(s) is nonzero, else the division. Returns where the whole vectors end.
 template <Value V, bool kBytes, class D, class CodesAt, class FieldsAt, class VU>
 HWY_INLINE std::size_t BlockVectors(D d, const float* HWY_RESTRICT xr, std::size_t i, std::size_t e, float s, float r,
-                                    Ahead pf, CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
+                                    std::size_t last, CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
   const std::size_t lanes = hn::Lanes(d);
   const auto ev = hn::Set(d, s);
   if (r != 0.0f) {
     const auto rv = hn::Set(d, r);
     for (; i + lanes <= e; i += lanes) {
-      PrefetchAt(xr, i + pf.ahead, pf.last);
+      PrefetchAhead(xr, i, last);
       QuantizeVecRcp<V, kBytes>(d, xr + i, s, rv, codes_at(i), fields_at(i), nan_acc);
     }
   }
   for (; i + lanes <= e; i += lanes) {
-    PrefetchAt(xr, i + pf.ahead, pf.last);
+    PrefetchAhead(xr, i, last);
     QuantizeVec<V, kBytes>(d, xr + i, ev, codes_at(i), fields_at(i), nan_acc);
   }
   return i;
@@ -516,7 +520,7 @@ HWY_INLINE std::size_t BlockVectors(D d, const float* HWY_RESTRICT xr, std::size
 // vector cost about as much as the arithmetic they chose between).
 template <Value V, bool kBytes, int kShift, bool kCalibrated, class D, class CodesAt, class FieldsAt, class VU>
 HWY_INLINE void QuantizeBlocks(D d, const float* HWY_RESTRICT xr, std::size_t c0, std::size_t nb, int shift,
-                               const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp, Ahead pf,
+                               const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp, std::size_t last,
                                CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
   constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
   const std::size_t per = std::size_t{1} << (kShift >= 0 ? kShift : shift);
@@ -527,14 +531,14 @@ HWY_INLINE void QuantizeBlocks(D d, const float* HWY_RESTRICT xr, std::size_t c0
 #pragma GCC unroll 8
       for (std::size_t u = 0; u < per; ++u) {
         const std::size_t i = i0 + u * kLanes;
-        PrefetchAt(xr, i + pf.ahead, pf.last);
+        PrefetchAhead(xr, i, last);
         QuantizeVecRcp<V, kBytes, kCalibrated>(d, xr + i, es[k], rv, codes_at(i), fields_at(i), nan_acc);
       }
     } else {
       const auto ev = hn::Set(d, es[k]);
       for (std::size_t u = 0; u < per; ++u) {
         const std::size_t i = i0 + u * kLanes;
-        PrefetchAt(xr, i + pf.ahead, pf.last);
+        PrefetchAhead(xr, i, last);
         QuantizeVec<V, kBytes>(d, xr + i, ev, codes_at(i), fields_at(i), nan_acc);
       }
     }
@@ -542,12 +546,13 @@ HWY_INLINE void QuantizeBlocks(D d, const float* HWY_RESTRICT xr, std::size_t c0
 }
 
 // Quantizes elements [c0, c1) of one row. Element c uses eff[c / b - j0]. Fields are written to
-// fields[c - c0], codes to codes[c]. The input is prefetched as `pf` says. kCalibrated: the scales
+// fields[c - c0], codes to codes[c]. The input is prefetched kPrefetch ahead, up to element `last`
+// of the row (the tensor's last element). kCalibrated: the scales
 // are calibrated and unsaturated (QuantizeVecRcp).
 template <Value V, bool kBytes, bool kCalibrated = false, class VU>
 HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, std::size_t b,
                               const float* HWY_RESTRICT eff, std::size_t j0, std::int32_t* HWY_RESTRICT codes,
-                              std::uint8_t* HWY_RESTRICT fields, float* HWY_RESTRICT effrow, Ahead pf, VU& nan_acc) {
+                              std::uint8_t* HWY_RESTRICT fields, float* HWY_RESTRICT effrow, std::size_t last, VU& nan_acc) {
   const hn::ScalableTag<float> d;
   const std::size_t lanes = hn::Lanes(d);
   // Only one of the two outputs exists: no pointer arithmetic on the null one.
@@ -562,16 +567,16 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
     alignas(HWY_MAX_BYTES) float rcp[kChunk / 4];
     Reciprocals(es, nb, rcp);
     switch (const int shift = VectorsPerBlockLog2(b, lanes)) {
-      case 0: return QuantizeBlocks<V, kBytes, 0, kCalibrated>(d, xr, c0, nb, 0, es, rcp, pf, codes_at, fields_at, nan_acc);
-      case 1: return QuantizeBlocks<V, kBytes, 1, kCalibrated>(d, xr, c0, nb, 1, es, rcp, pf, codes_at, fields_at, nan_acc);
-      case 2: return QuantizeBlocks<V, kBytes, 2, kCalibrated>(d, xr, c0, nb, 2, es, rcp, pf, codes_at, fields_at, nan_acc);
-      case 3: return QuantizeBlocks<V, kBytes, 3, kCalibrated>(d, xr, c0, nb, 3, es, rcp, pf, codes_at, fields_at, nan_acc);
+      case 0: return QuantizeBlocks<V, kBytes, 0, kCalibrated>(d, xr, c0, nb, 0, es, rcp, last, codes_at, fields_at, nan_acc);
+      case 1: return QuantizeBlocks<V, kBytes, 1, kCalibrated>(d, xr, c0, nb, 1, es, rcp, last, codes_at, fields_at, nan_acc);
+      case 2: return QuantizeBlocks<V, kBytes, 2, kCalibrated>(d, xr, c0, nb, 2, es, rcp, last, codes_at, fields_at, nan_acc);
+      case 3: return QuantizeBlocks<V, kBytes, 3, kCalibrated>(d, xr, c0, nb, 3, es, rcp, last, codes_at, fields_at, nan_acc);
       case -1:
         for (std::size_t k = 0; k < nb; ++k) {
-          (void)BlockVectors<V, kBytes>(d, xr, c0 + k * b, c0 + (k + 1) * b, es[k], rcp[k], pf, codes_at, fields_at, nan_acc);
+          (void)BlockVectors<V, kBytes>(d, xr, c0 + k * b, c0 + (k + 1) * b, es[k], rcp[k], last, codes_at, fields_at, nan_acc);
         }
         return;
-      default: return QuantizeBlocks<V, kBytes, -1, kCalibrated>(d, xr, c0, nb, shift, es, rcp, pf, codes_at, fields_at, nan_acc);
+      default: return QuantizeBlocks<V, kBytes, -1, kCalibrated>(d, xr, c0, nb, shift, es, rcp, last, codes_at, fields_at, nan_acc);
     }
   }
 #endif
@@ -581,7 +586,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
     for (std::size_t c = c0; c < c1; ++j) {
       const std::size_t e = std::min((j + 1) * b, c1);
       const float s = eff[j - j0];
-      const std::size_t i = BlockVectors<V, kBytes>(d, xr, c, e, s, Reciprocal(s), pf, codes_at, fields_at, nan_acc);
+      const std::size_t i = BlockVectors<V, kBytes>(d, xr, c, e, s, Reciprocal(s), last, codes_at, fields_at, nan_acc);
       if (i < e) QuantizeTail<V, kBytes>(d, xr + i, nullptr, s, e - i, codes_at(i), fields_at(i), nan_acc);
       c = e;
     }
@@ -595,7 +600,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
     }
     std::size_t i = c0;
     for (; i + lanes <= c1; i += lanes) {
-      PrefetchAt(xr, i + pf.ahead, pf.last);
+      PrefetchAhead(xr, i, last);
       QuantizeVec<V, kBytes>(d, xr + i, hn::LoadU(d, effrow + (i - c0)), codes_at(i), fields_at(i), nan_acc);
     }
     if (i < c1) QuantizeTail<V, kBytes>(d, xr + i, effrow + (i - c0), 0.0f, c1 - i, codes_at(i), fields_at(i), nan_acc);
@@ -626,15 +631,10 @@ bool QuantizeRowsT(const QuantizeJob& job) {
       const std::size_t c1 = std::min(g.n, c0 + kChunk);
       std::uint8_t* fields = nullptr;
       if constexpr (kBytes) fields = job.pack.per_byte == 1 ? row + c0 : fieldbuf;
-      const float* eff = effchunk;  // (job.eff is null with a scale source)
-      std::size_t j0 = 0;
-      if (job.scale_src != nullptr) {
-        j0 = c0 / g.b;
-        if (!ChunkScales(*job.scale_src, walker.base() + j0, (c1 - 1) / g.b + 1 - j0, effchunk)) return false;
-      } else {
-        eff = job.eff + walker.base();
-      }
-      QuantizeChunk<V, kBytes>(xr, c0, c1, g.b, eff, j0, codes, fields, effrow, Ahead{kPrefetch, last}, nan_acc);
+      const std::size_t j0 = c0 / g.b;
+      const float* eff = ChunkScales(job.eff, job.scale_src, walker.base(), j0, (c1 - 1) / g.b + 1, effchunk);
+      if (eff == nullptr) return false;
+      QuantizeChunk<V, kBytes>(xr, c0, c1, g.b, eff, j0, codes, fields, effrow, last, nan_acc);
       if constexpr (kBytes) {
         if (job.pack.per_byte > 1) PackFields(fieldbuf, c1 - c0, job.pack.per_byte, row + c0 / job.pack.per_byte);
       }
@@ -667,8 +667,8 @@ HWY_INLINE std::uint32_t AbsMaxSpan(const float* HWY_RESTRICT x, std::size_t len
 // of two vectors (each block's partials stay contiguous and aligned) until lane k holds block
 // k's maximum: about three operations per block instead of a horizontal reduction each. The
 // lane count is a compile-time constant, so the partial maxima stay in registers. The input is
-// prefetched as `pf` says (relative to x).
-HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, [[maybe_unused]] Ahead pf,
+// prefetched kPrefetch ahead, up to element `last` of x.
+HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, [[maybe_unused]] std::size_t last,
                              std::uint32_t* HWY_RESTRICT amax) {
   std::size_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
@@ -683,10 +683,10 @@ HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::si
 #pragma GCC unroll 16
       for (std::size_t k = 0; k < kLanes; ++k) {
         const std::size_t p = (j + k) * b;
-        PrefetchAt(x, p + pf.ahead, pf.last);
+        PrefetchAhead(x, p, last);
         auto acc = hn::And(hn::BitCast(di, hn::LoadU(d, x + p)), abs_mask);
         for (std::size_t i = kLanes; i < b; i += kLanes) {
-          PrefetchAt(x, p + i + pf.ahead, pf.last);
+          PrefetchAhead(x, p + i, last);
           acc = hn::Max(acc, hn::And(hn::BitCast(di, hn::LoadU(d, x + p + i)), abs_mask));
         }
         m[k] = acc;
@@ -953,14 +953,14 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       const std::size_t c1 = std::min(g.n, c0 + chunk);
       const std::size_t j0 = c0 / b;
       const std::size_t blocks = (c1 - c0) / b;
-      AbsMaxBlocks(xr + c0, b, blocks, Ahead{kPrefetch, last - c0}, amax);
+      AbsMaxBlocks(xr + c0, b, blocks, last - c0, amax);
       bool saturated = false;  // some block's scale is below its quotient (the dtype's maximum)
       if (!BlockScales(job.dtype, amax, blocks, range, eff, job.scales + (walker.base() + j0) * w, saturated)) return false;
       std::uint8_t* fields = job.pack.per_byte == 1 ? row + c0 : fieldbuf;
       if (!Fmt<V>::kMini && !saturated) {
-        QuantizeChunk<V, true, !Fmt<V>::kMini>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, Ahead{kPrefetch, last}, nan_acc);
+        QuantizeChunk<V, true, !Fmt<V>::kMini>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, last, nan_acc);
       } else {
-        QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, Ahead{kPrefetch, last}, nan_acc);
+        QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, last, nan_acc);
       }
       if (job.pack.per_byte > 1) PackFields(fieldbuf, c1 - c0, job.pack.per_byte, row + c0 / job.pack.per_byte);
     }
@@ -1100,12 +1100,8 @@ bool DequantizeRowsT(const DequantizeJob& job) {
       auto out_at = [&](std::size_t i) { return oc + (i - c0); };
       // Block j's scale is eff[j - j0].
       const std::size_t j0 = c0 / g.b;
-      const float* eff = effchunk;  // (job.eff is null with a scale source)
-      if (job.scale_src != nullptr) {
-        if (!ChunkScales(*job.scale_src, walker.base() + j0, (c1 - 1) / g.b + 1 - j0, effchunk)) return false;
-      } else {
-        eff = job.eff + walker.base() + j0;
-      }
+      const float* eff = ChunkScales(job.eff, job.scale_src, walker.base(), j0, (c1 - 1) / g.b + 1, effchunk);
+      if (eff == nullptr) return false;
       const int shift = VectorsPerBlockLog2(g.b, lanes);
       if (shift >= 0 && c0 % g.b == 0 && (c1 - c0) % lanes == 0) {
         // One loop over the chunk's vectors, each broadcasting its block's scale.
@@ -1297,7 +1293,7 @@ void Ceiling4to1(const float* HWY_RESTRICT in, std::uint8_t* HWY_RESTRICT out, s
   std::size_t i = 0;
   // The low byte of each element: no arithmetic (U8FromU32 gathers low bytes; see QuantizeVec).
   for (; i + lanes <= n; i += lanes) {
-    PrefetchAt(in, i + kPrefetch, n - 1);  // as the quantize loops do
+    PrefetchAhead(in, i, n - 1);  // as the quantize loops do
     hn::StoreU(hn::U8FromU32(hn::BitCast(du, hn::LoadU(df, in + i))), d8, out + i);
   }
   for (; i < n; ++i) out[i] = static_cast<std::uint8_t>(std::bit_cast<std::uint32_t>(in[i]));
@@ -1310,10 +1306,9 @@ void Ceiling1to4(const std::uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out, s
   const std::size_t lanes = hn::Lanes(du);
   std::size_t i = 0;
   auto one = [&](std::size_t k) HWY_ATTR { out[k] = std::bit_cast<float>(static_cast<std::uint32_t>(in[k])); };
-  if (n * sizeof(float) >= kStreamBytes && reinterpret_cast<std::uintptr_t>(out) % sizeof(float) == 0) {
+  if (const std::ptrdiff_t head = StreamHead(out, lanes); n * sizeof(float) >= kStreamBytes && head >= 0) {
     // Streaming stores past kStreamBytes, as the dequantize loops (directly: no L1 staging).
-    const std::size_t off = reinterpret_cast<std::uintptr_t>(out) % (lanes * sizeof(float));
-    for (const std::size_t head = off == 0 ? 0 : (lanes * sizeof(float) - off) / sizeof(float); i < head; ++i) one(i);
+    for (; i < static_cast<std::size_t>(head); ++i) one(i);
     for (; i + lanes <= n; i += lanes) {
       if (i % kChunk == 0) PrefetchBytes(in, i + kChunk, kChunk, in + n);
       hn::Stream(hn::BitCast(df, hn::PromoteTo(du, hn::LoadU(d8, in + i))), df, out + i);
