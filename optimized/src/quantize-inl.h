@@ -22,6 +22,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
@@ -207,6 +208,19 @@ HWY_INLINE hn::Vec<DU> MagnitudeCode(DU du, hn::Vec<DU> a) {
   return hn::BitCast(du, hn::Min(hn::BitCast(di, mag), hn::Set(di, static_cast<std::int32_t>(F::kMaxCode))));
 }
 
+// The low byte of each u32 lane: U8FromU32 (two shuffles), or one byte permute on AVX3_DL (VBMI).
+template <class DU>
+HWY_INLINE hn::Vec<hn::Rebind<std::uint8_t, DU>> LowBytes(DU /*du*/, hn::Vec<DU> v) {
+#if HWY_TARGET == HWY_AVX3_DL
+  const hn::Full512<std::uint8_t> d8;
+  alignas(16) static constexpr std::uint8_t kIdx[16] = {0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60};
+  const hn::Vec512<std::uint8_t> bytes{_mm512_permutexvar_epi8(hn::LoadDup128(d8, kIdx).raw, v.raw)};
+  return hn::LowerHalf(hn::LowerHalf(bytes));
+#else
+  return hn::U8FromU32(v);
+#endif
+}
+
 // Stores one vector of codes: as int32, or fields (code & mask) as bytes.
 template <Value V, bool kBytes, class D>
 HWY_INLINE void StoreCode(D /*d*/, hn::Vec<hn::RebindToSigned<D>> code, std::int32_t* HWY_RESTRICT codes,
@@ -223,7 +237,7 @@ HWY_INLINE void StoreCode(D /*d*/, hn::Vec<hn::RebindToSigned<D>> code, std::int
     if constexpr (Fmt<V>::kBits < 8 || HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128) {
       field = hn::And(field, hn::Set(du, Fmt<V>::kMask));
     }
-    hn::StoreU(hn::U8FromU32(field), hn::Rebind<std::uint8_t, D>(), fields);
+    hn::StoreU(LowBytes(du, field), hn::Rebind<std::uint8_t, D>(), fields);
   } else {
     hn::StoreU(code, di, codes);
   }
@@ -246,17 +260,18 @@ inline constexpr float kRcpMinEff = 0x1p-125f, kRcpMaxEff = 0x1p125f;
 // fl(1 / eff) for an effective scale on the reciprocal path, else 0 (the division path).
 HWY_INLINE float Reciprocal(float eff) { return eff >= kRcpMinEff && eff <= kRcpMaxEff ? 1.0f / eff : 0.0f; }
 
-// rcp[k] = Reciprocal(eff[k]), k < n, a vector at a time.
-HWY_INLINE void Reciprocals(const float* HWY_RESTRICT eff, std::size_t n, float* HWY_RESTRICT rcp) {
+// rcp[k] = Reciprocal(eff[k]), k < n, a vector at a time; `none` instead of 0 for the division
+// path (kCalibrated marks it with NaN, which fails every lane's check).
+HWY_INLINE void Reciprocals(const float* HWY_RESTRICT eff, std::size_t n, float* HWY_RESTRICT rcp, float none = 0.0f) {
   const hn::ScalableTag<float> d;
   const std::size_t lanes = hn::Lanes(d);
   std::size_t k = 0;
   for (; k + lanes <= n; k += lanes) {
     const auto e = hn::LoadU(d, eff + k);
     const auto ok = hn::And(hn::Ge(e, hn::Set(d, kRcpMinEff)), hn::Le(e, hn::Set(d, kRcpMaxEff)));
-    hn::StoreU(hn::IfThenElseZero(ok, hn::Div(hn::Set(d, 1.0f), e)), d, rcp + k);
+    hn::StoreU(hn::IfThenElse(ok, hn::Div(hn::Set(d, 1.0f), e), hn::Set(d, none)), d, rcp + k);
   }
-  for (; k < n; ++k) rcp[k] = Reciprocal(eff[k]);
+  for (; k < n; ++k) rcp[k] = Reciprocal(eff[k]) != 0.0f ? Reciprocal(eff[k]) : none;
 }
 
 // QuantizeVec without a division in the common case, with the same codes on every input.
@@ -280,17 +295,29 @@ HWY_INLINE void Reciprocals(const float* HWY_RESTRICT eff, std::size_t n, float*
 // their values, negative floats are negative integers, and ±Inf clamp to hi / lo). NaN never
 // compares equal, so NaN lanes take the division path, which also records NaN in `amax`.
 //
-// kCalibrated: the block's scale s is its calibrated stored scale, not saturated (SPEC §8: s is
-// fl(fl(2 * a) / range) rounded up, a the block's max |x|), and the clamp is not needed. With
-// q = fl(2a / range): q >= (2a / range)(1 - 2^-24) when normal; when subnormal, 2a / range <=
-// q + 2^-150 <= s (1 + 2^-25) since this path has s >= 2^-125. So |x| / s <= (range / 2)(1 + 2^-23)
-// and |x * rcp| <= (range / 2)(1 + 2^-22) < range / 2 + 2^-15, so t2 = fl(x * rcp - eps) is below
-// range / 2 - 2^-14 and t1 below range / 2 + 2^-12.
-// For symmetric values (lo = -hi, range = 2 hi), t1 < hi + 2^-12 rounds to at most hi. For
-// full-range ones (lo = -hi - 1), range / 2 = hi + 1/2 is a half-integer above t2, so a lane that
-// passes has t1 below it too: again at most hi. By symmetry the code is at least -hi >= lo, so no
-// clamp is needed on a lane that passes (lanes that fail take Encode, which clamps). s = 0.1
-// (stored 0) means 2a / range < 2^-150: the code is 0.
+// kCalibrated (integers): the block's scale s is its calibrated stored scale, not saturated
+// (SPEC §8: s is fl(fl(2 * a) / range) rounded up, a the block's max |x|). With q = fl(2a / range):
+// q >= (2a / range)(1 - 2^-24) when normal; when subnormal, 2a / range <= q + 2^-150 <= s (1 + 2^-25)
+// since this path has s >= 2^-125. So every lane has |y| <= (range / 2)(1 + 2^-23) < 128.5 with
+// y = fl(x / s), and one fused step replaces the two-sided check:
+//   t = fl(x * rcp + M), M = 768.5 + 2^-14, in [512, 1024) where the f32 grid is 2^-14,
+// so t's pattern holds floor(t) - 512 = 256 + K above bit 14 and frac(t) in units of 2^-14 below,
+// with K = floor(t) - 768 (bits 14..21 are K mod 256, the field of code K). Let e = |t - (y + M)|:
+// rounding to the grid is at most 2^-15, |x * rcp - x / s| <= |x / s| 2^-24 < 2^-17 and
+// |x / s - y| <= 2^-18, plus 2^-18 where MulAdd is a product and a sum (SSE2/SSE4), so
+// e < 2^-15 + 2^-16 < 2^-14. A lane passes when frac(t) >= 4 * 2^-14 (pattern & 0x3FFC nonzero):
+//   y + 0.5 >= floor(t) + 2^-12 - 2^-14 - e - 768 > K, and y + 0.5 <= t + e - 768 - 2^-14 < K + 1,
+// so y lies strictly inside (K - 1/2, K + 1/2): no tie, and its code (half away from zero) is K.
+// K is within [lo, hi] on a passing lane, so no clamp: for symmetric values |y| < hi + 1/2; for
+// full-range ones (range / 2 = hi + 1/2, lo = -hi - 1) K > y - 1/2 > lo - 1, and a lane with
+// y > hi + 1/2 has y < hi + 1/2 + 2^-16, so t < 769 + hi + 2^-13 + 2^-16 and frac(t) < 3 * 2^-14:
+// it fails.
+// A block off the reciprocal path has rcp NaN here, and t NaN (pattern 0x7FC00000) fails every lane.
+// s = 0.1 (stored 0) means 2a / range < 2^-150: the code is 0. The rounding of the sum needs
+// round-to-nearest, which the entry points set (fp_guard.h).
+inline constexpr float kGridM = 768.5f + 0x1p-14f;
+inline constexpr std::uint32_t kGridFrac = 0x3FFC;  // frac(t) >= 4 * 2^-14 when (bits & this) != 0
+inline constexpr std::uint32_t kGridBias = 0x44000000u >> 14 | 256u;  // bits >> 14 == K + this
 inline constexpr float kIntEps = 0x1p-13f;
 
 template <Value V, bool kBytes, bool kCalibrated = false, class D, class VI>
@@ -301,18 +328,24 @@ HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, float eff, hn::
   const auto v = hn::LoadU(d, x);
   hn::Vec<decltype(di)> code;
   bool exact;
-  if constexpr (!F::kMini) {
+  if constexpr (!F::kMini && kCalibrated) {
+    const hn::RebindToUnsigned<D> du;
+    const auto t = hn::BitCast(du, hn::MulAdd(v, rcp, hn::Set(d, kGridM)));
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    exact = _mm512_testn_epi32_mask(t.raw, hn::Set(du, kGridFrac).raw) == 0;  // GCC emits an and and a test
+#else
+    exact = hn::AllFalse(du, hn::Eq(hn::And(t, hn::Set(du, kGridFrac)), hn::Zero(du)));
+#endif
+    code = hn::BitCast(di, hn::ShiftRight<14>(t));  // low 8 bits: K mod 256 (see above)
+    if constexpr (!kBytes) code = hn::Sub(code, hn::Set(di, static_cast<std::int32_t>(kGridBias)));
+  } else if constexpr (!F::kMini) {
     const auto magic = hn::Set(d, 0x1.8p23f);
     const auto b1 = hn::Add(hn::MulAdd(v, rcp, hn::Set(d, kIntEps)), magic);
     const auto b2 = hn::Add(hn::MulAdd(v, rcp, hn::Set(d, -kIntEps)), magic);
     exact = hn::AllTrue(d, hn::Eq(b1, b2));
     constexpr std::int32_t kBias = 0x4B400000;
-    if constexpr (kCalibrated) {
-      code = hn::BitCast(di, b1);  // within [lo, hi] whenever the check passes (see above)
-    } else {
-      code = hn::Min(hn::Max(hn::BitCast(di, b1), hn::Set(di, kBias + static_cast<std::int32_t>(F::kLo))),
-                     hn::Set(di, kBias + static_cast<std::int32_t>(F::kHi)));
-    }
+    code = hn::Min(hn::Max(hn::BitCast(di, b1), hn::Set(di, kBias + static_cast<std::int32_t>(F::kLo))),
+                   hn::Set(di, kBias + static_cast<std::int32_t>(F::kHi)));
     if constexpr (!kBytes) code = hn::Sub(code, hn::Set(di, kBias));
   } else {
     // Every midpoint of two adjacent minifloats (the code's only steps: saturation happens at
@@ -526,19 +559,22 @@ HWY_INLINE void QuantizeBlocks(D d, const float* HWY_RESTRICT xr, std::size_t c0
   const std::size_t per = std::size_t{1} << (kShift >= 0 ? kShift : shift);
   for (std::size_t k = 0; k < nb; ++k) {
     const std::size_t i0 = c0 + k * per * kLanes;
-    if (rcp[k] != 0.0f) {
+    // The block's prefetches, kPrefetch ahead, moved back near the end so that they stay within
+    // the tensor (the block itself does): one minimum per block.
+    const float* HWY_RESTRICT pf = xr + std::min(i0 + kPrefetch, last + 1 - per * kLanes);
+    if (kCalibrated || rcp[k] != 0.0f) {  // kCalibrated: no test, NaN takes the division per vector
       const auto rv = hn::Set(d, rcp[k]);
 #pragma GCC unroll 8
       for (std::size_t u = 0; u < per; ++u) {
         const std::size_t i = i0 + u * kLanes;
-        PrefetchAhead(xr, i, last);
+        if constexpr (!kCalibrated) hwy::Prefetch(pf + u * kLanes);  // else the block maxima pass did
         QuantizeVecRcp<V, kBytes, kCalibrated>(d, xr + i, es[k], rv, codes_at(i), fields_at(i), nan_acc);
       }
     } else {
       const auto ev = hn::Set(d, es[k]);
       for (std::size_t u = 0; u < per; ++u) {
         const std::size_t i = i0 + u * kLanes;
-        PrefetchAhead(xr, i, last);
+        hwy::Prefetch(pf + u * kLanes);
         QuantizeVec<V, kBytes>(d, xr + i, ev, codes_at(i), fields_at(i), nan_acc);
       }
     }
@@ -565,7 +601,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
     const std::size_t nb = (c1 - c0) / b;  // <= kChunk / lanes
     const float* HWY_RESTRICT es = eff + (c0 / b - j0);
     alignas(HWY_MAX_BYTES) float rcp[kChunk / 4];
-    Reciprocals(es, nb, rcp);
+    Reciprocals(es, nb, rcp, kCalibrated ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
     switch (const int shift = VectorsPerBlockLog2(b, lanes)) {
       case 0: return QuantizeBlocks<V, kBytes, 0, kCalibrated>(d, xr, c0, nb, 0, es, rcp, last, codes_at, fields_at, nan_acc);
       case 1: return QuantizeBlocks<V, kBytes, 1, kCalibrated>(d, xr, c0, nb, 1, es, rcp, last, codes_at, fields_at, nan_acc);
@@ -661,15 +697,66 @@ HWY_INLINE std::uint32_t AbsMaxSpan(const float* HWY_RESTRICT x, std::size_t len
   return m;
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// Pairs the even and odd lanes of partial-maxima vectors (one per block, kN of them) for
+// log2(kN) levels, until lane k of m[0] holds block k's maximum: each block's partials stay
+// contiguous and aligned, about three operations per block instead of a horizontal reduction each.
+template <std::size_t kN, class DI>
+HWY_INLINE hn::Vec<DI> ReduceBlockMaxima(DI di, hn::Vec<DI>* HWY_RESTRICT m) {
+#pragma GCC unroll 4
+  for (std::size_t n = kN; n > 1; n /= 2) {
+#pragma GCC unroll 8
+    for (std::size_t k = 0; k < n / 2; ++k) {
+      m[k] = hn::Max(hn::ConcatEven(di, m[2 * k + 1], m[2 * k]), hn::ConcatOdd(di, m[2 * k + 1], m[2 * k]));
+    }
+  }
+  return m[0];
+}
+
+// AbsMaxBlocks for blocks of 2^kShift vectors, Lanes blocks at a time from block j, whole groups
+// only: every load and prefetch offset is a compile-time constant from the group's start. The
+// prefetches run kPrefetch ahead of the group, moved back near the end so that the whole group's
+// prefetch range ends at element `last` (no pointer past the tensor; the group itself lies
+// within it, so the range never starts before it).
+template <int kShift>
+HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t blocks, std::size_t last,
+                             std::uint32_t* HWY_RESTRICT amax, std::size_t& j) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
+  constexpr std::size_t kPer = std::size_t{1} << kShift;
+  constexpr std::size_t kB = kPer * kLanes;
+  const auto abs_mask = hn::Set(di, 0x7FFFFFFF);
+  for (; j + kLanes <= blocks; j += kLanes) {
+    const float* HWY_RESTRICT g = x + j * kB;
+    const float* HWY_RESTRICT pf = x + std::min(j * kB + kPrefetch, last + 1 - kLanes * kB);
+    hn::Vec<decltype(di)> m[kLanes];
+#pragma GCC unroll 16
+    for (std::size_t k = 0; k < kLanes; ++k) {
+      hwy::Prefetch(pf + k * kB);
+      auto acc = hn::And(hn::BitCast(di, hn::LoadU(d, g + k * kB)), abs_mask);
+#pragma GCC unroll 8
+      for (std::size_t u = 1; u < kPer; ++u) {
+        hwy::Prefetch(pf + k * kB + u * kLanes);
+        acc = hn::Max(acc, hn::And(hn::BitCast(di, hn::LoadU(d, g + k * kB + u * kLanes)), abs_mask));
+      }
+      m[k] = acc;
+    }
+    hn::StoreU(hn::BitCast(du, ReduceBlockMaxima<kLanes>(di, m)), du, amax + j);
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
 // Max of |x| bits of `blocks` consecutive blocks of b elements at x, into amax[0..blocks).
 // When b is a multiple of the vector length, a group of Lanes blocks is reduced together: one
-// vector of partial maxima per block, then log2(Lanes) levels that pair the even and odd lanes
-// of two vectors (each block's partials stay contiguous and aligned) until lane k holds block
-// k's maximum: about three operations per block instead of a horizontal reduction each. The
-// lane count is a compile-time constant, so the partial maxima stay in registers. The input is
-// prefetched kPrefetch ahead, up to element `last` of x.
-HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, [[maybe_unused]] std::size_t last,
-                             std::uint32_t* HWY_RESTRICT amax) {
+// vector of partial maxima per block, then ReduceBlockMaxima. The lane count is a compile-time
+// constant, so the partial maxima stay in registers, and so is the block's vector count when it
+// is 1, 2, 4 or 8 (AbsMaxGroups). The input is prefetched kPrefetch ahead, up to element `last`
+// of x. Not inlined: one copy per target serves every value type.
+HWY_NOINLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, [[maybe_unused]] std::size_t last,
+                               std::uint32_t* HWY_RESTRICT amax) {
   std::size_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
   const hn::ScalableTag<float> d;
@@ -677,6 +764,13 @@ HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::si
   const hn::RebindToUnsigned<decltype(d)> du;
   constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
   if (b % kLanes == 0) {
+    switch (VectorsPerBlockLog2(b, kLanes)) {
+      case 0: AbsMaxGroups<0>(x, blocks, last, amax, j); break;
+      case 1: AbsMaxGroups<1>(x, blocks, last, amax, j); break;
+      case 2: AbsMaxGroups<2>(x, blocks, last, amax, j); break;
+      case 3: AbsMaxGroups<3>(x, blocks, last, amax, j); break;
+      default: break;
+    }
     const auto abs_mask = hn::Set(di, 0x7FFFFFFF);
     for (; j + kLanes <= blocks; j += kLanes) {
       hn::Vec<decltype(di)> m[kLanes];
@@ -691,14 +785,7 @@ HWY_INLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::si
         }
         m[k] = acc;
       }
-#pragma GCC unroll 4
-      for (std::size_t n = kLanes; n > 1; n /= 2) {
-#pragma GCC unroll 8
-        for (std::size_t k = 0; k < n / 2; ++k) {
-          m[k] = hn::Max(hn::ConcatEven(di, m[2 * k + 1], m[2 * k]), hn::ConcatOdd(di, m[2 * k + 1], m[2 * k]));
-        }
-      }
-      hn::StoreU(hn::BitCast(du, m[0]), du, amax + j);
+      hn::StoreU(hn::BitCast(du, ReduceBlockMaxima<kLanes>(di, m)), du, amax + j);
     }
   }
 #endif
@@ -808,18 +895,24 @@ bool BlockScalesT(const std::uint32_t* HWY_RESTRICT amax, std::size_t count, flo
   constexpr std::size_t w = DT == ScaleDtype::f32 ? 4 : (DT == ScaleDtype::f16 || DT == ScaleDtype::bf16) ? 2 : 1;
   for (std::size_t i = 0; i < count; i += lanes) {
     const std::size_t r = std::min(lanes, count - i);
+    const bool full = r == lanes;  // whole vectors load and store in place; a tail is staged
     alignas(HWY_MAX_BYTES) std::uint32_t ab[kMax] = {};
     alignas(HWY_MAX_BYTES) float eb[kMax];
-    std::copy(amax + i, amax + i + r, ab);
-    const auto a = hn::Load(du, ab);
+    if (!full) std::copy(amax + i, amax + i + r, ab);
+    const auto a = full ? hn::LoadU(du, amax + i) : hn::Load(du, ab);
     if (!hn::AllFalse(di, IGe(hn::BitCast(di, a), hn::Set(di, 0x7F800000)))) return false;
     const auto twice = hn::Mul(hn::Set(d, 2.0f), hn::BitCast(d, a));
     if (!hn::AllFalse(d, hn::IsInf(twice))) return false;
     const auto quotient = hn::Div(twice, hn::Set(d, range));
     const auto stored = RoundUpVec<DT>(d, quotient);
     saturated = saturated || !hn::AllFalse(d, hn::Lt(stored, quotient));
-    hn::Store(hn::IfThenElse(hn::Eq(stored, hn::Zero(d)), hn::Set(d, 0.1f), stored), d, eb);  // burn's valid_scale
-    std::copy(eb, eb + r, eff + i);
+    const auto e = hn::IfThenElse(hn::Eq(stored, hn::Zero(d)), hn::Set(d, 0.1f), stored);  // burn's valid_scale
+    if (full) {
+      hn::StoreU(e, d, eff + i);
+    } else {
+      hn::Store(e, d, eb);
+      std::copy(eb, eb + r, eff + i);
+    }
     StorePatterns<DT>(du, EncodeScaleVec<DT>(d, stored), r, out + i * w);
   }
   return true;

@@ -399,6 +399,23 @@ INSTANTIATE_TEST_SUITE_P(Targets, DiffValue, ::testing::Combine(::testing::Value
                                   std::string(qc::info(std::get<1>(p.param)).name);
                          });
 
+// The integer values only.
+class DiffIntValue : public DiffValue {};
+
+std::vector<Value> int_values() {
+  std::vector<Value> v;
+  for (const qc::ValueInfo& vi : qc::kValues) {
+    if (!vi.minifloat) v.push_back(vi.value);
+  }
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, DiffIntValue, ::testing::Combine(::testing::ValuesIn(supported_targets()), ::testing::ValuesIn(int_values())),
+                         [](const ::testing::TestParamInfo<std::tuple<std::int64_t, Value>>& p) {
+                           return opt::target_name(std::get<0>(p.param)) + "_" +
+                                  std::string(qc::info(std::get<1>(p.param)).name);
+                         });
+
 // Stores that apply to a value (SPEC §3: packed_native only for 8-bit values and e2m1).
 std::vector<std::string> stores_for(Value v) {
   std::vector<std::string> s = {"native", "packed_u32:0", "packed_u32:1"};
@@ -598,6 +615,49 @@ TEST_P(DiffValue, Calibrate) {
           check_calibrate(s, shape, data, m, target_, c.label + " variant " + std::to_string(variant));
         }
       }
+    }
+  }
+}
+
+// The fused calibrate+quantize of integer values decides each code from one rounded sum
+// (quantize-inl.h, kCalibrated) and must send every lane near a tie to the division. Each block's
+// maximum |x| is range / 2 * 2^e, so its scale is exactly 2^e (in every scale dtype that holds it)
+// and x / s is exact: the blocks hold exact ties k + 1/2 of both signs, their float neighbours,
+// values a few grid steps (2^-14) off a tie, and the block maximum itself (y = +-range / 2, a tie
+// for full-range values). The expected bytes are the reference's calibrate, quantize, serialize.
+TEST_P(DiffIntValue, CalibratedTies) {
+  const qc::ValueInfo& vi = qc::info(value_);
+  const std::string v(vi.name);
+  const float half_range = (vi.hi - vi.lo) / 2.0f;
+  std::mt19937 rng(19001);
+  for (const std::string& level : {std::string(",block=32:f16"), std::string(",block=16:ue4m3"), std::string(",block=64:bf16"),
+                                   std::string(",block=32:f32"), std::string(",block=16:ue4m3,tensor=f32")}) {
+    for (const std::string& store : {std::string("packed_u32:0"), std::string("native")}) {
+      const qc::Scheme s = scheme("value=" + v + ",store=" + store + level);
+      const std::size_t b = s.block->dims[0];
+      const std::size_t blocks = 160;  // rows of more than 64 blocks take the per-chunk paths too
+      std::vector<float> data(blocks * b);
+      for (std::size_t j = 0; j < blocks; ++j) {
+        const int e = static_cast<int>(j % 7) - 3;  // scales 2^-3 .. 2^3
+        const float scale = std::ldexp(1.0f, e);
+        float* blk = data.data() + j * b;
+        for (std::size_t i = 0; i < b; ++i) {
+          const float k = static_cast<float>(rng() % static_cast<unsigned>(vi.hi)) + 0.5f;  // a tie below hi
+          float y = k;
+          switch ((i + j) % 6) {
+            case 0: break;
+            case 1: y = std::nextafter(k, 0.0f); break;
+            case 2: y = std::nextafter(k, 1e9f); break;
+            case 3: y = k + static_cast<float>(static_cast<int>(rng() % 9) - 4) * 0x1p-14f; break;
+            case 4: y = k - 0.5f; break;  // an integer
+            default: y = std::ldexp(static_cast<float>(rng() % 65536), -16) * vi.hi; break;
+          }
+          blk[i] = ((rng() & 1) != 0 ? -y : y) * scale;
+        }
+        blk[(j * 5) % b] = ((j & 1) != 0 ? -half_range : half_range) * scale;  // the block maximum
+      }
+      check_calibrate(s, {blocks * b}, data, qc::Calibration::minmax, target_, "ties " + qc::print_scheme(s));
+      check_calibrate(s, {4, blocks * b / 4}, data, qc::Calibration::minmax, target_, "ties rows " + qc::print_scheme(s));
     }
   }
 }
