@@ -97,6 +97,27 @@ HWY_INLINE int VectorsPerBlockLog2(std::size_t b, std::size_t lanes) {
   return b % lanes == 0 && std::has_single_bit(per_block) ? std::countr_zero(per_block) : -1;
 }
 
+// A vector constant GCC 12 cannot rematerialize: in the larger loops it rebuilds constants inside
+// the loop (a move and a vpbroadcastd from a general register, both on the shuffle port, per use)
+// instead of keeping them in one of the 32 vector registers. The empty asm hides the value, so
+// the Set is hoisted once and the register kept. No effect on any result.
+template <class V>
+HWY_INLINE V Hidden(V v) {
+#if defined(__GNUC__) && !defined(__clang__) && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  asm("" : "+v"(v.raw));
+#else
+  asm("" : "+x"(v.raw));
+#endif
+#endif
+  return v;
+}
+
+template <class D, typename T>
+HWY_INLINE hn::Vec<D> Konst(D d, T value) {
+  return Hidden(hn::Set(d, static_cast<hn::TFromD<D>>(value)));
+}
+
 // Minifloat boundary margin of the reciprocal path, in f32 patterns (the approximation is within
 // 3; crossing a binade can double a distance counted in patterns).
 inline constexpr std::int32_t kNearUlps = 16;
@@ -200,12 +221,12 @@ HWY_INLINE hn::Vec<DU> MagnitudeCode(DU du, hn::Vec<DU> a) {
   constexpr int kS = 23 - F::kMbits;
   constexpr std::uint32_t kCBits = static_cast<std::uint32_t>(127 + 1 - F::kBias - F::kMbits + 23) << 23;
   const auto normal = hn::ShiftRight<kS>(
-      hn::Add(a, hn::Set(du, (1u << (kS - 1)) - (static_cast<std::uint32_t>(127 - F::kBias) << 23))));
-  const auto sub = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(df, a), hn::Set(df, std::bit_cast<float>(kCBits)))),
-                           hn::Set(du, kCBits));
-  const auto is_sub = hn::Lt(hn::BitCast(di, a), hn::Set(di, F::kMinNormalBits));
+      hn::Add(a, Konst(du, (1u << (kS - 1)) - (static_cast<std::uint32_t>(127 - F::kBias) << 23))));
+  const auto sub = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(df, a), Konst(df, std::bit_cast<float>(kCBits)))),
+                           Konst(du, kCBits));
+  const auto is_sub = hn::Lt(hn::BitCast(di, a), Konst(di, F::kMinNormalBits));
   const auto mag = hn::IfThenElse(hn::RebindMask(du, is_sub), sub, normal);
-  return hn::BitCast(du, hn::Min(hn::BitCast(di, mag), hn::Set(di, static_cast<std::int32_t>(F::kMaxCode))));
+  return hn::BitCast(du, hn::Min(hn::BitCast(di, mag), Konst(di, static_cast<std::int32_t>(F::kMaxCode))));
 }
 
 // The low byte of each u32 lane: U8FromU32 (two shuffles), or one byte permute on AVX3_DL (VBMI).
@@ -214,7 +235,7 @@ HWY_INLINE hn::Vec<hn::Rebind<std::uint8_t, DU>> LowBytes(DU /*du*/, hn::Vec<DU>
 #if HWY_TARGET == HWY_AVX3_DL
   const hn::Full512<std::uint8_t> d8;
   alignas(16) static constexpr std::uint8_t kIdx[16] = {0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60};
-  const hn::Vec512<std::uint8_t> bytes{_mm512_permutexvar_epi8(hn::LoadDup128(d8, kIdx).raw, v.raw)};
+  const hn::Vec512<std::uint8_t> bytes{_mm512_permutexvar_epi8(Hidden(hn::LoadDup128(d8, kIdx)).raw, v.raw)};
   return hn::LowerHalf(hn::LowerHalf(bytes));
 #else
   return hn::U8FromU32(v);
@@ -235,7 +256,7 @@ HWY_INLINE void StoreCode(D /*d*/, hn::Vec<hn::RebindToSigned<D>> code, std::int
     const hn::RebindToUnsigned<D> du;
     auto field = hn::BitCast(du, code);
     if constexpr (Fmt<V>::kBits < 8 || HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128) {
-      field = hn::And(field, hn::Set(du, Fmt<V>::kMask));
+      field = hn::And(field, Konst(du, Fmt<V>::kMask));
     }
     hn::StoreU(LowBytes(du, field), hn::Rebind<std::uint8_t, D>(), fields);
   } else {
@@ -362,14 +383,14 @@ HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, float eff, hn::
     constexpr std::int32_t kHalfQuantumBits = (127 - F::kBias - F::kMbits) << 23;
     const hn::RebindToUnsigned<D> du;
     const auto bits = hn::BitCast(du, hn::Mul(v, rcp));
-    const auto a = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
+    const auto a = hn::And(bits, Konst(du, 0x7FFFFFFFu));
     amax = hn::Max(amax, hn::BitCast(di, a));
-    const auto a16 = hn::BitCast(di, hn::Add(a, hn::Set(du, static_cast<std::uint32_t>(kNearUlps))));
-    const auto near = hn::And(hn::Lt(hn::And(a16, hn::Set(di, (1 << (kS - 1)) - 1)), hn::Set(di, 2 * kNearUlps)),
-                              IGe(a16, hn::Set(di, kHalfQuantumBits)));
+    const auto a16 = hn::BitCast(di, hn::Add(a, Konst(du, static_cast<std::uint32_t>(kNearUlps))));
+    const auto near = hn::And(hn::Lt(hn::And(a16, Konst(di, (1 << (kS - 1)) - 1)), Konst(di, 2 * kNearUlps)),
+                              IGe(a16, Konst(di, kHalfQuantumBits)));
     exact = hn::AllFalse(di, near);
     code = hn::BitCast(di, hn::OrAnd(MagnitudeCode<V>(du, a), hn::ShiftRight<31 - F::kWidth>(bits),
-                                     hn::Set(du, 1u << F::kWidth)));
+                                     Konst(du, 1u << F::kWidth)));
   }
   if (HWY_UNLIKELY(!exact)) {
     amax = hn::Max(amax, hn::And(hn::BitCast(di, v), hn::Set(di, 0x7FFFFFFF)));
