@@ -292,7 +292,10 @@ HWY_INLINE void Reciprocals(const float* HWY_RESTRICT eff, std::size_t n, float*
     const auto ok = hn::And(hn::Ge(e, hn::Set(d, kRcpMinEff)), hn::Le(e, hn::Set(d, kRcpMaxEff)));
     hn::StoreU(hn::IfThenElse(ok, hn::Div(hn::Set(d, 1.0f), e), hn::Set(d, none)), d, rcp + k);
   }
-  for (; k < n; ++k) rcp[k] = Reciprocal(eff[k]) != 0.0f ? Reciprocal(eff[k]) : none;
+  for (; k < n; ++k) {
+    const float r = Reciprocal(eff[k]);
+    rcp[k] = r != 0.0f ? r : none;
+  }
 }
 
 // QuantizeVec without a division in the common case, with the same codes on every input.
@@ -734,33 +737,34 @@ HWY_INLINE hn::Vec<DI> ReduceBlockMaxima(DI di, hn::Vec<DI>* HWY_RESTRICT m) {
   return m[0];
 }
 
-// AbsMaxBlocks for blocks of 2^kShift vectors, Lanes blocks at a time from block j, whole groups
-// only: every load and prefetch offset is a compile-time constant from the group's start. The
-// prefetches run kPrefetch ahead of the group, moved back near the end so that the whole group's
-// prefetch range ends at element `last` (no pointer past the tensor; the group itself lies
-// within it, so the range never starts before it).
+// AbsMaxBlocks for blocks of b elements, a whole number of vectors: 2^kShift of them, or with
+// kShift = -1 any number (b / Lanes). Lanes blocks at a time from block j, whole groups only;
+// with kShift >= 0 every load and prefetch offset is a compile-time constant from the group's
+// start. The prefetches run kPrefetch ahead of the group, moved back near the end so that the
+// whole group's prefetch range ends at element `last` (no pointer past the tensor; the group
+// itself lies within it, so the range never starts before it).
 template <int kShift>
-HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t blocks, std::size_t last,
+HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, std::size_t last,
                              std::uint32_t* HWY_RESTRICT amax, std::size_t& j) {
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
   const hn::RebindToUnsigned<decltype(d)> du;
   constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
-  constexpr std::size_t kPer = std::size_t{1} << kShift;
-  constexpr std::size_t kB = kPer * kLanes;
+  const std::size_t per = kShift >= 0 ? std::size_t{1} << (kShift >= 0 ? kShift : 0) : b / kLanes;
+  const std::size_t width = per * kLanes;
   const auto abs_mask = hn::Set(di, 0x7FFFFFFF);
   for (; j + kLanes <= blocks; j += kLanes) {
-    const float* HWY_RESTRICT g = x + j * kB;
-    const float* HWY_RESTRICT pf = x + std::min(j * kB + kPrefetch, last + 1 - kLanes * kB);
+    const float* HWY_RESTRICT g = x + j * width;
+    const float* HWY_RESTRICT pf = x + std::min(j * width + kPrefetch, last + 1 - kLanes * width);
     hn::Vec<decltype(di)> m[kLanes];
 #pragma GCC unroll 16
     for (std::size_t k = 0; k < kLanes; ++k) {
-      hwy::Prefetch(pf + k * kB);
-      auto acc = hn::And(hn::BitCast(di, hn::LoadU(d, g + k * kB)), abs_mask);
+      hwy::Prefetch(pf + k * width);
+      auto acc = hn::And(hn::BitCast(di, hn::LoadU(d, g + k * width)), abs_mask);
 #pragma GCC unroll 8
-      for (std::size_t u = 1; u < kPer; ++u) {
-        hwy::Prefetch(pf + k * kB + u * kLanes);
-        acc = hn::Max(acc, hn::And(hn::BitCast(di, hn::LoadU(d, g + k * kB + u * kLanes)), abs_mask));
+      for (std::size_t u = 1; u < per; ++u) {
+        hwy::Prefetch(pf + k * width + u * kLanes);
+        acc = hn::Max(acc, hn::And(hn::BitCast(di, hn::LoadU(d, g + k * width + u * kLanes)), abs_mask));
       }
       m[k] = acc;
     }
@@ -780,33 +784,14 @@ HWY_NOINLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::
                                std::uint32_t* HWY_RESTRICT amax) {
   std::size_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
-  const hn::ScalableTag<float> d;
-  const hn::RebindToSigned<decltype(d)> di;
-  const hn::RebindToUnsigned<decltype(d)> du;
-  constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
+  constexpr std::size_t kLanes = hn::MaxLanes(hn::ScalableTag<float>());  // == Lanes on every x86 target
   if (b % kLanes == 0) {
     switch (VectorsPerBlockLog2(b, kLanes)) {
-      case 0: AbsMaxGroups<0>(x, blocks, last, amax, j); break;
-      case 1: AbsMaxGroups<1>(x, blocks, last, amax, j); break;
-      case 2: AbsMaxGroups<2>(x, blocks, last, amax, j); break;
-      case 3: AbsMaxGroups<3>(x, blocks, last, amax, j); break;
-      default: break;
-    }
-    const auto abs_mask = hn::Set(di, 0x7FFFFFFF);
-    for (; j + kLanes <= blocks; j += kLanes) {
-      hn::Vec<decltype(di)> m[kLanes];
-#pragma GCC unroll 16
-      for (std::size_t k = 0; k < kLanes; ++k) {
-        const std::size_t p = (j + k) * b;
-        PrefetchAhead(x, p, last);
-        auto acc = hn::And(hn::BitCast(di, hn::LoadU(d, x + p)), abs_mask);
-        for (std::size_t i = kLanes; i < b; i += kLanes) {
-          PrefetchAhead(x, p + i, last);
-          acc = hn::Max(acc, hn::And(hn::BitCast(di, hn::LoadU(d, x + p + i)), abs_mask));
-        }
-        m[k] = acc;
-      }
-      hn::StoreU(hn::BitCast(du, ReduceBlockMaxima<kLanes>(di, m)), du, amax + j);
+      case 0: AbsMaxGroups<0>(x, b, blocks, last, amax, j); break;
+      case 1: AbsMaxGroups<1>(x, b, blocks, last, amax, j); break;
+      case 2: AbsMaxGroups<2>(x, b, blocks, last, amax, j); break;
+      case 3: AbsMaxGroups<3>(x, b, blocks, last, amax, j); break;
+      default: AbsMaxGroups<-1>(x, b, blocks, last, amax, j); break;
     }
   }
 #endif
