@@ -1086,55 +1086,100 @@ void AbsMaxRowsImpl(const AbsMaxJob& job) {
 
 // ------------------------------------------------------------------ dequantize
 
-// One vector of dequantize: checks the codes are canonical (SPEC §7) and writes eff * decode(q).
-template <Value V, bool kBytes, class D, class VU>
-HWY_INLINE void DequantizeVec(D d, const std::uint8_t* HWY_RESTRICT fields, const std::int32_t* HWY_RESTRICT codes,
-                              hn::Vec<D> eff, float* HWY_RESTRICT out, VU& bad_acc) {
+// Running bounds of the codes a dequantize call has read. Every code is canonical (SPEC §7) when,
+// at the end, each lane of `lo` is at least the least allowed code and each lane of `hi` (and, for
+// minifloats, of `mag`) at most the greatest: a minimum or maximum per vector instead of
+// comparisons and mask arithmetic. Zero to start with: code 0 is canonical for every value.
+template <class DI>
+struct CodeBounds {
+  explicit CodeBounds(DI di) : lo(hn::Zero(di)), hi(hn::Zero(di)), mag(hn::Zero(di)) {}
+  hn::Vec<DI> lo, hi, mag;
+};
+
+template <Value V, bool kBytes, class DI>
+HWY_INLINE bool CodesCanonical(DI di, const CodeBounds<DI>& b) {
   using F = Fmt<V>;
-  const hn::RebindToSigned<D> di;
+  auto bound = [&](std::int64_t v) { return hn::Set(di, static_cast<std::int32_t>(v)); };
+  if constexpr (!F::kMini) {
+    // lo: the codes; hi: the fields (they may hold bits above the value's width) or the codes.
+    return hn::AllFalse(di, hn::Lt(b.lo, bound(F::kLo))) && hn::AllFalse(di, hn::Gt(b.hi, bound(kBytes ? F::kMask : F::kHi)));
+  } else {
+    // lo, hi: the codes (sign and magnitude fields); mag: their magnitudes.
+    return hn::AllFalse(di, hn::Lt(b.lo, hn::Zero(di))) && hn::AllFalse(di, hn::Gt(b.hi, bound(2 * F::kMagMask + 1))) &&
+           hn::AllFalse(di, hn::Gt(b.mag, bound(F::kMaxCode)));
+  }
+}
+
+// One vector of dequantize: eff * decode(q), the codes taken into `bounds`.
+template <Value V, bool kBytes, class D, class DI>
+HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fields, const std::int32_t* HWY_RESTRICT codes,
+                                      hn::Vec<D> eff, CodeBounds<DI>& bounds) {
+  using F = Fmt<V>;
+  const DI di;
   const hn::RebindToUnsigned<D> du;
-  hn::Vec<decltype(di)> code;
-  hn::Mask<decltype(di)> valid;
+  hn::Vec<DI> code;
   if constexpr (kBytes) {
     const hn::Rebind<std::uint8_t, D> d8;
     const auto f = hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, fields)));
     if constexpr (!F::kMini) {
       const auto sign = hn::Set(di, static_cast<std::int32_t>(1u << (F::kBits - 1)));
       code = hn::Sub(hn::Xor(f, sign), sign);  // sign-extend the field
-      valid = hn::And(ILe(f, hn::Set(di, static_cast<std::int32_t>(F::kMask))),
-                      IGe(code, hn::Set(di, static_cast<std::int32_t>(F::kLo))));
+      if constexpr (F::kBits < 8) bounds.hi = hn::Max(bounds.hi, f);  // a byte is an 8-bit field
+      bounds.lo = hn::Min(bounds.lo, code);
     } else {
       code = f;
+      if constexpr (F::kBits < 8) bounds.hi = hn::Max(bounds.hi, code);  // (a byte is never negative)
     }
   } else {
     code = hn::LoadU(di, codes);
-    if constexpr (!F::kMini) {
-      valid = hn::And(IGe(code, hn::Set(di, static_cast<std::int32_t>(F::kLo))),
-                      ILe(code, hn::Set(di, static_cast<std::int32_t>(F::kHi))));
-    }
+    bounds.lo = hn::Min(bounds.lo, code);
+    bounds.hi = hn::Max(bounds.hi, code);
   }
   hn::Vec<D> value;
   if constexpr (!F::kMini) {
     value = hn::ConvertTo(d, code);
   } else {
     const auto mag = hn::And(code, hn::Set(di, static_cast<std::int32_t>(F::kMagMask)));
-    valid = hn::And(hn::And(IGe(code, hn::Zero(di)), ILe(code, hn::Set(di, static_cast<std::int32_t>(2 * F::kMagMask + 1)))),
-                    ILe(mag, hn::Set(di, static_cast<std::int32_t>(F::kMaxCode))));
+    if constexpr (F::kMaxCode < F::kMagMask) bounds.mag = hn::Max(bounds.mag, mag);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    if constexpr (F::kBits == 4) {
+      // All 16 codes of a 4-bit minifloat in one vector (OCP MX e2m1: 0, 0.5, 1, 1.5, 2, 3, 4, 6).
+      alignas(64) static constexpr float kTable[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                                                       -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+      static_assert(F::kMbits == 1 && F::kBias == 1);
+      value = hn::TableLookupLanes(hn::Load(d, kTable), hn::IndicesFromVec(d, hn::And(code, hn::Set(di, 15))));
+      return hn::Mul(eff, value);
+    }
+#endif
     const auto normal = hn::BitCast(d, hn::Add(hn::ShiftLeft<23 - F::kMbits>(mag), hn::Set(di, (127 - F::kBias) << 23)));
     const auto sub = hn::Mul(hn::ConvertTo(d, mag), hn::Set(d, std::ldexp(1.0f, 1 - F::kBias - F::kMbits)));
     value = hn::IfThenElse(hn::RebindMask(d, hn::Lt(mag, hn::Set(di, 1 << F::kMbits))), sub, normal);
-    const auto sign = hn::ShiftLeft<31 - F::kWidth>(hn::And(code, hn::Set(di, 1 << F::kWidth)));
-    value = hn::Or(value, hn::BitCast(d, sign));
+    // value | (sign bit of the code moved to bit 31)
+    value = hn::BitCast(d, hn::OrAnd(hn::BitCast(di, value), hn::ShiftLeft<31 - F::kWidth>(code),
+                                     hn::Set(di, std::numeric_limits<std::int32_t>::min())));
   }
-  bad_acc = hn::Or(bad_acc, hn::VecFromMask(du, hn::RebindMask(du, hn::Not(valid))));
-  hn::StoreU(hn::Mul(eff, value), d, out);
+  return hn::Mul(eff, value);
+}
+
+template <Value V, bool kBytes, class D, class DI>
+HWY_INLINE void DequantizeVec(D d, const std::uint8_t* HWY_RESTRICT fields, const std::int32_t* HWY_RESTRICT codes,
+                              hn::Vec<D> eff, float* HWY_RESTRICT out, CodeBounds<DI>& bounds) {
+  hn::StoreU(DequantizeValue<V, kBytes>(d, fields, codes, eff, bounds), d, out);
+}
+
+// dst[0..count) = the first count lanes of v, with plain stores.
+template <class D>
+HWY_INLINE void StoreFirstLanes(D d, hn::Vec<D> v, std::size_t count, float* HWY_RESTRICT dst) {
+  alignas(HWY_MAX_BYTES) float buf[HWY_MAX_BYTES / sizeof(float)];
+  hn::Store(v, d, buf);
+  std::copy(buf, buf + count, dst);
 }
 
 // The last r < Lanes(d) elements, through zero-padded copies (code 0 is canonical everywhere).
-template <Value V, bool kBytes, class D, class VU>
+template <Value V, bool kBytes, class D, class DI>
 HWY_INLINE void DequantizeTail(D d, const std::uint8_t* HWY_RESTRICT fields, const std::int32_t* HWY_RESTRICT codes,
                                const float* HWY_RESTRICT effp, float eff, std::size_t r, float* HWY_RESTRICT out,
-                               VU& bad_acc) {
+                               CodeBounds<DI>& bounds) {
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
   alignas(HWY_MAX_BYTES) std::uint8_t fb[kMax] = {};
   alignas(HWY_MAX_BYTES) std::int32_t cb[kMax] = {};
@@ -1148,7 +1193,7 @@ HWY_INLINE void DequantizeTail(D d, const std::uint8_t* HWY_RESTRICT fields, con
   std::fill(eb, eb + kMax, 1.0f);
   if (effp != nullptr) std::copy(effp, effp + r, eb);
   const auto ev = effp != nullptr ? hn::Load(d, eb) : hn::Set(d, eff);
-  DequantizeVec<V, kBytes>(d, fb, cb, ev, ob, bad_acc);
+  DequantizeVec<V, kBytes>(d, fb, cb, ev, ob, bounds);
   std::copy(ob, ob + r, out);
 }
 
@@ -1156,9 +1201,10 @@ template <Value V, bool kBytes>
 bool DequantizeRowsT(const DequantizeJob& job) {
   const RowGeometry& g = job.geo;
   const hn::ScalableTag<float> d;
-  const hn::ScalableTag<std::uint32_t> du;
   const std::size_t lanes = hn::Lanes(d);
-  auto bad = hn::Zero(du);
+  using DI = hn::RebindToSigned<hn::ScalableTag<float>>;
+  const DI di;
+  CodeBounds<DI> bad(di);
   bool padding_ok = true;
   alignas(64) std::uint8_t fieldbuf[kChunk];
   alignas(64) float effrow[kChunk];
@@ -1169,9 +1215,22 @@ bool DequantizeRowsT(const DequantizeJob& job) {
   alignas(HWY_MAX_BYTES) float outbuf[kChunk];
   const std::uint8_t* storage_end = nullptr;  // rows are contiguous: prefetches stop here
   if constexpr (kBytes) storage_end = job.storage + g.rows * job.pack.row_bytes;
+  const int shift = VectorsPerBlockLog2(g.b, lanes);
   RowWalker walker(g);
   for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
     float* out = job.out + r * g.n;
+    // Streamed rows whose chunks all run as whole vectors go straight from the registers to
+    // memory. The row starts h lanes short of a vector-aligned address: each computed vector is
+    // rotated down by h lanes and merged with the one before, so that every aligned vector is
+    // stored once, whole (a streaming store), as soon as both are known. The h lanes before the
+    // first aligned address and the lanes - h after the last are plain stores. A copy through L1
+    // per chunk, as the other rows take, leaves memory idle while the chunk is computed.
+    const bool direct = stream && StreamHead(out, lanes) >= 0 && g.n % lanes == 0 && (shift >= 0 || g.b >= g.n);
+    const std::size_t h = direct ? static_cast<std::size_t>(StreamHead(out, lanes)) : 0;
+    const auto rot = hn::IndicesFromVec(d, hn::And(hn::Add(hn::Iota(di, 0), hn::Set(di, static_cast<std::int32_t>(h))),
+                                                   hn::Set(di, static_cast<std::int32_t>(lanes - 1))));
+    const auto low = hn::FirstN(d, lanes - h);
+    auto prev = hn::Zero(d);
     const std::int32_t* codes = nullptr;
     const std::uint8_t* row = nullptr;
     if constexpr (kBytes) {
@@ -1184,7 +1243,9 @@ bool DequantizeRowsT(const DequantizeJob& job) {
       const std::size_t c1 = std::min(g.n, c0 + kChunk);
       const std::uint8_t* fields = nullptr;
       if constexpr (kBytes) {
+#ifndef QC_DEQ_NOPF
         PrefetchBytes(row, (c0 + kChunk) / job.pack.per_byte, kChunk / job.pack.per_byte, storage_end);
+#endif
         if (job.pack.per_byte == 1) {
           fields = row + c0;
         } else {
@@ -1194,14 +1255,34 @@ bool DequantizeRowsT(const DequantizeJob& job) {
       }
       auto fields_at = [&](std::size_t i) { return Offset<kBytes>(fields, i - c0); };
       auto codes_at = [&](std::size_t i) { return Offset<!kBytes>(codes, i); };
-      // Streamed chunks are written to L1 first (streaming stores want aligned whole vectors).
-      float* const oc = stream ? outbuf : out + c0;
-      auto out_at = [&](std::size_t i) { return oc + (i - c0); };
       // Block j's scale is eff[j - j0].
       const std::size_t j0 = c0 / g.b;
       const float* eff = ChunkScales(job.eff, job.scale_src, walker.base(), j0, (c1 - 1) / g.b + 1, effchunk);
       if (eff == nullptr) return false;
-      const int shift = VectorsPerBlockLog2(g.b, lanes);
+      if (direct) {
+        // Whole vectors: blocks of whole vectors from c0, or one block for all of the row.
+        auto at = [&](std::size_t v) {
+          const std::size_t i = c0 + v * lanes;
+          const float s = shift >= 0 ? eff[v >> shift] : eff[0];
+          return DequantizeValue<V, kBytes>(d, fields_at(i), codes_at(i), hn::Set(d, s), bad);
+        };
+        std::size_t v = 0;
+        if (c0 == 0) {
+          const auto first = at(v++);
+          StoreFirstLanes(d, first, h, out);
+          prev = hn::TableLookupLanes(first, rot);
+        }
+        for (; v < (c1 - c0) / lanes; ++v) {
+          const auto next = hn::TableLookupLanes(at(v), rot);
+          hn::Stream(hn::IfThenElse(low, prev, next), d, out + (c0 + v * lanes - lanes + h));
+          prev = next;
+        }
+        continue;
+      }
+      // Other streamed rows are written to L1 first, chunk by chunk (streaming stores want
+      // aligned whole vectors).
+      float* const oc = stream ? outbuf : out + c0;
+      auto out_at = [&](std::size_t i) { return oc + (i - c0); };
       if (shift >= 0 && c0 % g.b == 0 && (c1 - c0) % lanes == 0) {
         // One loop over the chunk's vectors, each broadcasting its block's scale.
         for (std::size_t v = 0; v < (c1 - c0) / lanes; ++v) {
@@ -1234,9 +1315,10 @@ bool DequantizeRowsT(const DequantizeJob& job) {
       }
       if (stream) StreamFloats(outbuf, out + c0, c1 - c0);
     }
+    if (direct && g.n > 0) StoreFirstLanes(d, prev, lanes - h, out + (g.n - (lanes - h)));
   }
   if (stream) hwy::FlushStream();
-  return padding_ok && hn::AllFalse(du, hn::Ne(bad, hn::Zero(du)));
+  return padding_ok && CodesCanonical<V, kBytes>(di, bad);
 }
 
 // ------------------------------------------------------------------ pack / unpack codes
@@ -1409,7 +1491,9 @@ void Ceiling1to4(const std::uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out, s
     // Streaming stores past kStreamBytes, as the dequantize loops (directly: no L1 staging).
     for (; i < static_cast<std::size_t>(head); ++i) one(i);
     for (; i + lanes <= n; i += lanes) {
+#ifndef QC_CEIL_NOPF
       if (i % kChunk == 0) PrefetchBytes(in, i + kChunk, kChunk, in + n);
+#endif
       hn::Stream(hn::BitCast(df, hn::PromoteTo(du, hn::LoadU(d8, in + i))), df, out + i);
     }
     hwy::FlushStream();

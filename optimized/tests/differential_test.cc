@@ -566,6 +566,48 @@ TEST_P(DiffValue, MisalignedInput) {
   }
 }
 
+// Every byte value, in every store, at the start, middle and end of a storage of whole vectors
+// and a tail: dequantize_from agrees with parse + dequantize on the floats or on the error, and
+// dequantize on every code from -300 to 300.
+TEST_P(DiffValue, EveryByteAndCode) {
+  const std::string v(qc::info(value_).name);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const std::string& store : stores_for(value_)) {
+    const qc::Scheme s = scheme("value=" + v + ",store=" + store + ",block=16:f32");
+    const qc::Shape shape{2, 67};
+    const std::vector<float> zeros(2 * 67, 0.0f);
+    const std::vector<float> scales(2 * 5, 0.75f);
+    const qc::Result<qc::QTensor> t = qc::quantize(s, shape, zeros, scales, std::nullopt);
+    if (!t.ok()) continue;  // packing along an axis the shape cannot take
+    const std::vector<std::uint8_t> bytes = qc::serialize(*t).value();
+    const qc::Layout lay = qc::make_layout(s, shape, zeros.size()).value();
+    SCOPED_TRACE(describe(s, shape));
+    std::vector<float> out(zeros.size(), nan);
+    for (std::size_t at : {std::size_t{0}, lay.storage_bytes / 2, lay.storage_bytes - 1}) {
+      for (int b = 0; b < 256; ++b) {
+        std::vector<std::uint8_t> in = bytes;
+        in[at] = static_cast<std::uint8_t>(b);
+        const qc::Result<qc::QTensor> parsed = qc::parse(s, shape, in);
+        const qc::Status st = opt::dequantize_from(s, shape, in, out, std::nullopt, target_);
+        ASSERT_EQ(parsed.ok(), st.ok()) << "byte " << b << " at " << at;
+        if (!parsed.ok()) {
+          EXPECT_EQ(parsed.kind(), st.kind()) << "byte " << b << " at " << at;
+          continue;
+        }
+        expect_same_floats(qc::dequantize(*parsed).value(), out, "byte " + std::to_string(b) + " at " + std::to_string(at));
+      }
+    }
+    for (std::int32_t code = -300; code <= 300; ++code) {
+      qc::QTensor u = *t;
+      for (std::size_t i = 0; i < u.codes.size(); i += 13) u.codes[i] = code;
+      expect_same_result(qc::dequantize(u), opt::dequantize(u, std::nullopt, target_), "code " + std::to_string(code));
+      const qc::Result<std::vector<float>> dw = qc::dequantize(u);
+      const qc::Result<std::vector<float>> dg = opt::dequantize(u, std::nullopt, target_);
+      if (dw.ok() && dg.ok()) expect_same_floats(*dw, *dg, "code " + std::to_string(code));
+    }
+  }
+}
+
 // Lookup mode delegates per element but must still agree, on every integer width.
 TEST_P(DiffValue, LookupMode) {
   if (qc::info(value_).minifloat) GTEST_SKIP() << "lookup mode takes integer values only";
@@ -851,36 +893,89 @@ TEST_P(DiffValue, CorruptTensorsAndBytes) {
 // ceiling): the same floats, at an output that starts one float past a vector boundary, with a
 // partial last vector. The bytes are serialized by the reference from random data.
 TEST_P(Diff, StreamedLargeOutputs) {
+  // Outputs of 16 MiB and more are streamed: straight from the registers for rows of whole
+  // vectors (rotated when the row is not vector-aligned), through L1 for the others. Each case at
+  // three offsets from a 64-byte boundary, so every vector width meets an aligned row, a row one
+  // float past alignment and one a float short of it.
   struct Large {
     qc::Scheme s;
     qc::Shape shape;
+    int bad_byte;  // a byte value that is not canonical storage for the scheme (-1: none)
+    qc::QTensor t;
     std::vector<std::uint8_t> bytes;
     std::vector<float> want;
   };
   static const std::vector<Large> cases = [] {
+    struct Spec {
+      const char* text;
+      qc::Shape shape;
+      int bad_byte;
+    };
+    const Spec specs[] = {
+        {"value=q4s,store=packed_u32:0,block=32:f16", {1023, 4128}, 0x88},  // blocks of 2 vectors (AVX-512)
+        {"value=e4m3", {4194311}, 0x7F},                                  // one row, not whole vectors
+        {"value=e4m3", {4100, 1040}, 0xFF},                               // per-tensor, 65 vectors a row
+        {"nvfp4", {2048, 2048}, -1},
+        {"value=q8s,block=8:f16", {2048, 2056}, 0x80},  // whole vectors on 8 and 4 lanes only
+        {"value=q8s,block=64:bf16", {1024, 4096}, 0x80},
+    };
     std::vector<Large> out;
-    for (const auto& [text, shape] : {std::pair<std::string, qc::Shape>{"value=q4s,store=packed_u32:0,block=32:f16", {1023, 4128}},
-                                      std::pair<std::string, qc::Shape>{"value=e4m3", {4194311}}}) {
-      Large l{scheme(text), shape, {}, {}};
-      const std::size_t count = shape.size() == 1 ? shape[0] : shape[0] * shape[1];
+    for (const Spec& spec : specs) {
+      Large l{scheme(spec.text), spec.shape, spec.bad_byte, {}, {}, {}};
+      const std::size_t count = spec.shape.size() == 1 ? spec.shape[0] : spec.shape[0] * spec.shape[1];
       std::mt19937 rng(77);
       std::normal_distribution<float> dist(0.0f, 3.0f);
       std::vector<float> data(count);
       for (float& x : data) x = dist(rng);
-      const qc::QParams p = qc::calibrate(l.s, shape, data, qc::Calibration::minmax).value();
-      const qc::QTensor t = qc::quantize(l.s, shape, data, p.scales, p.global).value();
-      l.bytes = qc::serialize(t).value();
-      l.want = qc::dequantize(t).value();
+      const qc::Result<qc::QParams> cal = qc::calibrate(l.s, spec.shape, data, qc::Calibration::minmax);
+      if (!cal.ok()) {
+        ADD_FAILURE() << spec.text << ": " << kind_of(cal.error());
+        continue;
+      }
+      const qc::QParams& p = *cal;
+      l.t = qc::quantize(l.s, spec.shape, data, p.scales, p.global).value();
+      l.bytes = qc::serialize(l.t).value();
+      l.want = qc::dequantize(l.t).value();
       out.push_back(std::move(l));
     }
     return out;
   }();
   for (const Large& l : cases) {
     SCOPED_TRACE(describe(l.s, l.shape));
-    std::vector<float> buf(l.want.size() + 1, 1234.5f);
-    const std::span<float> out(buf.data() + 1, l.want.size());
-    ASSERT_TRUE(opt::dequantize_from(l.s, l.shape, l.bytes, out, std::nullopt, target_).ok());
-    expect_same_floats(l.want, out, "dequantize_from");
+    std::vector<float> buf(l.want.size() + 64, 1234.5f);
+    std::size_t base = 0;
+    while (reinterpret_cast<std::uintptr_t>(buf.data() + base) % 64 != 0) ++base;
+    for (std::size_t off : {0, 1, 15}) {
+      SCOPED_TRACE("output offset " + std::to_string(off));
+      std::fill(buf.begin(), buf.end(), 1234.5f);
+      const std::span<float> out(buf.data() + base + off, l.want.size());
+      ASSERT_TRUE(opt::dequantize_from(l.s, l.shape, l.bytes, out, std::nullopt, target_).ok());
+      expect_same_floats(l.want, out, "dequantize_from");
+      for (std::size_t i = 0; i < buf.size(); ++i) {
+        if (i >= base + off && i < base + off + l.want.size()) continue;
+        ASSERT_EQ(bits(buf[i]), bits(1234.5f)) << "written outside the output, at " << i;
+      }
+    }
+    const qc::Result<std::vector<float>> from_codes = opt::dequantize(l.t, std::nullopt, target_);
+    ASSERT_TRUE(from_codes.ok());
+    expect_same_floats(l.want, *from_codes, "dequantize");
+    if (l.bad_byte < 0) continue;
+    // A code off the canonical set in the middle and at the end of the storage, and in the codes.
+    const qc::Layout lay = qc::make_layout(l.s, l.shape, l.want.size()).value();
+    for (std::size_t at : {lay.storage_bytes / 2 + 17, lay.storage_bytes - 1}) {
+      std::vector<std::uint8_t> bad = l.bytes;
+      bad[at] = static_cast<std::uint8_t>(l.bad_byte);
+      const std::span<float> out(buf.data() + base + 1, l.want.size());
+      const qc::Result<qc::QTensor> want = qc::parse(l.s, l.shape, bad);
+      const qc::Status got = opt::dequantize_from(l.s, l.shape, bad, out, std::nullopt, target_);
+      ASSERT_FALSE(want.ok()) << "byte " << at;
+      EXPECT_EQ(want.kind(), qc::ErrorKind::invalid_code) << "byte " << at;  // SPEC §7
+      ASSERT_FALSE(got.ok()) << "byte " << at;
+      EXPECT_EQ(got.kind(), want.kind()) << "byte " << at;
+    }
+    qc::QTensor u = l.t;
+    u.codes[u.codes.size() / 2 + 5] = l.bad_byte == 0x88 ? -8 : l.bad_byte == 0x80 ? -128 : l.bad_byte;
+    expect_same_result(qc::dequantize(u), opt::dequantize(u, std::nullopt, target_), "dequantize, non-canonical code");
   }
   const std::size_t n = (std::size_t{16} << 20) / sizeof(float) + 5;
   std::vector<std::uint8_t> in(n);
