@@ -1216,21 +1216,23 @@ bool DequantizeRowsT(const DequantizeJob& job) {
   const std::uint8_t* storage_end = nullptr;  // rows are contiguous: prefetches stop here
   if constexpr (kBytes) storage_end = job.storage + g.rows * job.pack.row_bytes;
   const int shift = VectorsPerBlockLog2(g.b, lanes);
+  // Streamed tensors whose chunks all run as whole vectors go straight from the registers to
+  // memory. The rows are contiguous and their length a whole number of vectors, so they all start
+  // h lanes short of a vector-aligned address: each computed vector is rotated down by h lanes and
+  // merged with the one before (across rows too), so that every aligned vector is stored once,
+  // whole (a streaming store), as soon as both are known. The h lanes before the first aligned
+  // address and the lanes - h after the last are plain stores. A copy through L1 per chunk, as
+  // other tensors take, leaves memory idle while the chunk is computed, and a plain store at each
+  // row's ends waits for the line to be read.
+  const bool direct = stream && StreamHead(job.out, lanes) >= 0 && g.n % lanes == 0 && (shift >= 0 || g.b >= g.n);
+  const std::size_t h = direct ? static_cast<std::size_t>(StreamHead(job.out, lanes)) : 0;
+  const auto rot = hn::IndicesFromVec(d, hn::And(hn::Add(hn::Iota(di, 0), hn::Set(di, static_cast<std::int32_t>(h))),
+                                                 hn::Set(di, static_cast<std::int32_t>(lanes - 1))));
+  const auto low = hn::FirstN(d, lanes - h);
+  auto prev = hn::Zero(d);
   RowWalker walker(g);
   for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
     float* out = job.out + r * g.n;
-    // Streamed rows whose chunks all run as whole vectors go straight from the registers to
-    // memory. The row starts h lanes short of a vector-aligned address: each computed vector is
-    // rotated down by h lanes and merged with the one before, so that every aligned vector is
-    // stored once, whole (a streaming store), as soon as both are known. The h lanes before the
-    // first aligned address and the lanes - h after the last are plain stores. A copy through L1
-    // per chunk, as the other rows take, leaves memory idle while the chunk is computed.
-    const bool direct = stream && StreamHead(out, lanes) >= 0 && g.n % lanes == 0 && (shift >= 0 || g.b >= g.n);
-    const std::size_t h = direct ? static_cast<std::size_t>(StreamHead(out, lanes)) : 0;
-    const auto rot = hn::IndicesFromVec(d, hn::And(hn::Add(hn::Iota(di, 0), hn::Set(di, static_cast<std::int32_t>(h))),
-                                                   hn::Set(di, static_cast<std::int32_t>(lanes - 1))));
-    const auto low = hn::FirstN(d, lanes - h);
-    auto prev = hn::Zero(d);
     const std::int32_t* codes = nullptr;
     const std::uint8_t* row = nullptr;
     if constexpr (kBytes) {
@@ -1258,7 +1260,10 @@ bool DequantizeRowsT(const DequantizeJob& job) {
       // Block j's scale is eff[j - j0].
       const std::size_t j0 = c0 / g.b;
       const float* eff = ChunkScales(job.eff, job.scale_src, walker.base(), j0, (c1 - 1) / g.b + 1, effchunk);
-      if (eff == nullptr) return false;
+      if (eff == nullptr) {
+        if (stream) hwy::FlushStream();
+        return false;
+      }
       if (direct) {
         // Whole vectors: blocks of whole vectors from c0, or one block for all of the row.
         auto at = [&](std::size_t v) {
@@ -1267,14 +1272,14 @@ bool DequantizeRowsT(const DequantizeJob& job) {
           return DequantizeValue<V, kBytes>(d, fields_at(i), codes_at(i), hn::Set(d, s), bad);
         };
         std::size_t v = 0;
-        if (c0 == 0) {
+        if (r == 0 && c0 == 0) {
           const auto first = at(v++);
           StoreFirstLanes(d, first, h, out);
           prev = hn::TableLookupLanes(first, rot);
         }
         for (; v < (c1 - c0) / lanes; ++v) {
           const auto next = hn::TableLookupLanes(at(v), rot);
-          hn::Stream(hn::IfThenElse(low, prev, next), d, out + (c0 + v * lanes - lanes + h));
+          hn::Stream(hn::IfThenElse(low, prev, next), d, job.out + (r * g.n + c0 + v * lanes + h - lanes));
           prev = next;
         }
         continue;
@@ -1315,8 +1320,8 @@ bool DequantizeRowsT(const DequantizeJob& job) {
       }
       if (stream) StreamFloats(outbuf, out + c0, c1 - c0);
     }
-    if (direct && g.n > 0) StoreFirstLanes(d, prev, lanes - h, out + (g.n - (lanes - h)));
   }
+  if (direct && g.rows * g.n > 0) StoreFirstLanes(d, prev, lanes - h, job.out + (g.rows * g.n - (lanes - h)));
   if (stream) hwy::FlushStream();
   return padding_ok && CodesCanonical<V, kBytes>(di, bad);
 }
