@@ -1119,14 +1119,19 @@ HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fiel
   const hn::RebindToUnsigned<D> du;
   hn::Vec<DI> code;
   if constexpr (kBytes) {
-    const hn::Rebind<std::uint8_t, D> d8;
-    const auto f = hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, fields)));
-    if constexpr (!F::kMini) {
+    if constexpr (!F::kMini && F::kBits == 8) {
+      // A byte is the whole field: one sign-extending load, and only q8s has a code to reject.
+      const hn::Rebind<std::int8_t, D> d8s;
+      code = hn::PromoteTo(di, hn::LoadU(d8s, reinterpret_cast<const std::int8_t*>(fields)));
+      if constexpr (F::kLo > -128) bounds.lo = hn::Min(bounds.lo, code);
+    } else if constexpr (!F::kMini) {
+      const auto f = hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint8_t, D>(), fields)));
       const auto sign = hn::Set(di, static_cast<std::int32_t>(1u << (F::kBits - 1)));
       code = hn::Sub(hn::Xor(f, sign), sign);  // sign-extend the field
-      if constexpr (F::kBits < 8) bounds.hi = hn::Max(bounds.hi, f);  // a byte is an 8-bit field
+      bounds.hi = hn::Max(bounds.hi, f);       // bits above the value's width
       bounds.lo = hn::Min(bounds.lo, code);
     } else {
+      const auto f = hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint8_t, D>(), fields)));
       code = f;
       if constexpr (F::kBits < 8) bounds.hi = hn::Max(bounds.hi, code);  // (a byte is never negative)
     }
