@@ -389,8 +389,9 @@ HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, float eff, hn::
     const auto a = hn::And(bits, Konst(du, 0x7FFFFFFFu));
     amax = hn::Max(amax, hn::BitCast(di, a));
     const auto a16 = hn::BitCast(di, hn::Add(a, Konst(du, static_cast<std::uint32_t>(kNearUlps))));
+    // (a16 >= kHalfQuantumBits as a16 > kHalfQuantumBits - 1: one compare, no mask negation)
     const auto near = hn::And(hn::Lt(hn::And(a16, Konst(di, (1 << (kS - 1)) - 1)), Konst(di, 2 * kNearUlps)),
-                              IGe(a16, Konst(di, kHalfQuantumBits)));
+                              hn::Gt(a16, Konst(di, kHalfQuantumBits - 1)));
     exact = hn::AllFalse(di, near);
     code = hn::BitCast(di, hn::OrAnd(MagnitudeCode<V>(du, a), hn::ShiftRight<31 - F::kWidth>(bits),
                                      Konst(du, 1u << F::kWidth)));
