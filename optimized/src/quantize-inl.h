@@ -1251,9 +1251,7 @@ bool DequantizeRowsT(const DequantizeJob& job) {
       const std::size_t c1 = std::min(g.n, c0 + kChunk);
       const std::uint8_t* fields = nullptr;
       if constexpr (kBytes) {
-#ifndef QC_DEQ_NOPF
         PrefetchBytes(row, (c0 + kChunk) / job.pack.per_byte, kChunk / job.pack.per_byte, storage_end);
-#endif
         if (job.pack.per_byte == 1) {
           fields = row + c0;
         } else {
@@ -1502,9 +1500,7 @@ void Ceiling1to4(const std::uint8_t* HWY_RESTRICT in, float* HWY_RESTRICT out, s
     // Streaming stores past kStreamBytes, as the dequantize loops (directly: no L1 staging).
     for (; i < static_cast<std::size_t>(head); ++i) one(i);
     for (; i + lanes <= n; i += lanes) {
-#ifndef QC_CEIL_NOPF
       if (i % kChunk == 0) PrefetchBytes(in, i + kChunk, kChunk, in + n);
-#endif
       hn::Stream(hn::BitCast(df, hn::PromoteTo(du, hn::LoadU(d8, in + i))), df, out + i);
     }
     hwy::FlushStream();
