@@ -751,7 +751,7 @@ HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t b, std::si
   const hn::RebindToSigned<decltype(d)> di;
   const hn::RebindToUnsigned<decltype(d)> du;
   constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
-  const std::size_t per = kShift >= 0 ? std::size_t{1} << (kShift >= 0 ? kShift : 0) : b / kLanes;
+  const std::size_t per = kShift >= 0 ? std::size_t{1} << std::max(kShift, 0) : b / kLanes;
   const std::size_t width = per * kLanes;
   const auto abs_mask = hn::Set(di, 0x7FFFFFFF);
   for (; j + kLanes <= blocks; j += kLanes) {
@@ -1125,16 +1125,17 @@ HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fiel
       const hn::Rebind<std::int8_t, D> d8s;
       code = hn::PromoteTo(di, hn::LoadU(d8s, reinterpret_cast<const std::int8_t*>(fields)));
       if constexpr (F::kLo > -128) bounds.lo = hn::Min(bounds.lo, code);
-    } else if constexpr (!F::kMini) {
-      const auto f = hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint8_t, D>(), fields)));
-      const auto sign = hn::Set(di, static_cast<std::int32_t>(1u << (F::kBits - 1)));
-      code = hn::Sub(hn::Xor(f, sign), sign);  // sign-extend the field
-      bounds.hi = hn::Max(bounds.hi, f);       // bits above the value's width
-      bounds.lo = hn::Min(bounds.lo, code);
     } else {
       const auto f = hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(hn::Rebind<std::uint8_t, D>(), fields)));
-      code = f;
-      if constexpr (F::kBits < 8) bounds.hi = hn::Max(bounds.hi, code);  // (a byte is never negative)
+      if constexpr (!F::kMini) {
+        const auto sign = hn::Set(di, static_cast<std::int32_t>(1u << (F::kBits - 1)));
+        code = hn::Sub(hn::Xor(f, sign), sign);  // sign-extend the field
+        bounds.hi = hn::Max(bounds.hi, f);       // bits above the value's width
+        bounds.lo = hn::Min(bounds.lo, code);
+      } else {
+        code = f;
+        if constexpr (F::kBits < 8) bounds.hi = hn::Max(bounds.hi, code);  // (a byte is never negative)
+      }
     }
   } else {
     code = hn::LoadU(di, codes);
@@ -1190,7 +1191,6 @@ HWY_INLINE void DequantizeTail(D d, const std::uint8_t* HWY_RESTRICT fields, con
   alignas(HWY_MAX_BYTES) std::uint8_t fb[kMax] = {};
   alignas(HWY_MAX_BYTES) std::int32_t cb[kMax] = {};
   alignas(HWY_MAX_BYTES) float eb[kMax];
-  alignas(HWY_MAX_BYTES) float ob[kMax];
   if constexpr (kBytes) {
     std::copy(fields, fields + r, fb);
   } else {
@@ -1199,8 +1199,7 @@ HWY_INLINE void DequantizeTail(D d, const std::uint8_t* HWY_RESTRICT fields, con
   std::fill(eb, eb + kMax, 1.0f);
   if (effp != nullptr) std::copy(effp, effp + r, eb);
   const auto ev = effp != nullptr ? hn::Load(d, eb) : hn::Set(d, eff);
-  DequantizeVec<V, kBytes>(d, fb, cb, ev, ob, bounds);
-  std::copy(ob, ob + r, out);
+  StoreFirstLanes(d, DequantizeValue<V, kBytes>(d, fb, cb, ev, bounds), r, out);
 }
 
 template <Value V, bool kBytes>
@@ -1230,8 +1229,9 @@ bool DequantizeRowsT(const DequantizeJob& job) {
   // address and the lanes - h after the last are plain stores. A copy through L1 per chunk, as
   // other tensors take, leaves memory idle while the chunk is computed, and a plain store at each
   // row's ends waits for the line to be read.
-  const bool direct = stream && StreamHead(job.out, lanes) >= 0 && g.n % lanes == 0 && (shift >= 0 || g.b >= g.n);
-  const std::size_t h = direct ? static_cast<std::size_t>(StreamHead(job.out, lanes)) : 0;
+  const std::ptrdiff_t head = stream ? StreamHead(job.out, lanes) : -1;
+  const bool direct = head >= 0 && g.n % lanes == 0 && (shift >= 0 || g.b >= g.n);
+  const std::size_t h = direct ? static_cast<std::size_t>(head) : 0;
   const auto rot = hn::IndicesFromVec(d, hn::And(hn::Add(hn::Iota(di, 0), hn::Set(di, static_cast<std::int32_t>(h))),
                                                  hn::Set(di, static_cast<std::int32_t>(lanes - 1))));
   const auto low = hn::FirstN(d, lanes - h);
