@@ -600,9 +600,9 @@ TEST_P(DiffValue, EveryByteAndCode) {
     for (std::int32_t code = -300; code <= 300; ++code) {
       qc::QTensor u = *t;
       for (std::size_t i = 0; i < u.codes.size(); i += 13) u.codes[i] = code;
-      expect_same_result(qc::dequantize(u), opt::dequantize(u, std::nullopt, target_), "code " + std::to_string(code));
       const qc::Result<std::vector<float>> dw = qc::dequantize(u);
       const qc::Result<std::vector<float>> dg = opt::dequantize(u, std::nullopt, target_);
+      expect_same_result(dw, dg, "code " + std::to_string(code));
       if (dw.ok() && dg.ok()) expect_same_floats(*dw, *dg, "code " + std::to_string(code));
     }
   }
@@ -825,9 +825,9 @@ TEST_P(DiffValue, CorruptTensorsAndBytes) {
           bad.push_back(u);
         }
         for (const qc::QTensor& u : bad) {
-          expect_same_result(qc::dequantize(u), opt::dequantize(u, std::nullopt, target_), "dequantize");
           const qc::Result<std::vector<float>> dw = qc::dequantize(u);
           const qc::Result<std::vector<float>> dg = opt::dequantize(u, std::nullopt, target_);
+          expect_same_result(dw, dg, "dequantize");
           if (dw.ok() && dg.ok()) expect_same_floats(*dw, *dg, "dequantize");
           const qc::Result<std::vector<std::uint8_t>> sw = qc::serialize(u);
           const qc::Result<std::vector<std::uint8_t>> sg = opt::serialize(u, target_);
@@ -889,18 +889,19 @@ TEST_P(DiffValue, CorruptTensorsAndBytes) {
   }
 }
 
-// Outputs of 16 MiB and more are written with streaming stores (dequantize_from, and the 1-to-4
-// ceiling): the same floats, at an output that starts one float past a vector boundary, with a
-// partial last vector. The bytes are serialized by the reference from random data.
+// Outputs of 16 MiB and more are written with streaming stores (dequantize_from, dequantize and
+// the 1-to-4 ceiling): straight from the registers for rows of whole vectors (rotated when the
+// output is not vector-aligned), through L1 for the others. The same floats as the reference's,
+// nothing written outside the output, and its errors for non-canonical codes and bytes. The bytes
+// are serialized by the reference from random data; each case runs at three offsets from a 64-byte
+// boundary, so every vector width meets an aligned output, one a float past alignment and one a
+// float short of it.
 TEST_P(Diff, StreamedLargeOutputs) {
-  // Outputs of 16 MiB and more are streamed: straight from the registers for rows of whole
-  // vectors (rotated when the row is not vector-aligned), through L1 for the others. Each case at
-  // three offsets from a 64-byte boundary, so every vector width meets an aligned row, a row one
-  // float past alignment and one a float short of it.
   struct Large {
     qc::Scheme s;
     qc::Shape shape;
-    int bad_byte;  // a byte value that is not canonical storage for the scheme (-1: none)
+    int bad_byte;           // a byte value that is not canonical storage for the scheme (-1: none)
+    std::int32_t bad_code;  // a code that is not canonical for the value
     qc::QTensor t;
     std::vector<std::uint8_t> bytes;
     std::vector<float> want;
@@ -910,18 +911,19 @@ TEST_P(Diff, StreamedLargeOutputs) {
       const char* text;
       qc::Shape shape;
       int bad_byte;
+      std::int32_t bad_code;
     };
     const Spec specs[] = {
-        {"value=q4s,store=packed_u32:0,block=32:f16", {1023, 4128}, 0x88},  // blocks of 2 vectors (AVX-512)
-        {"value=e4m3", {4194311}, 0x7F},                                  // one row, not whole vectors
-        {"value=e4m3", {4100, 1040}, 0xFF},                               // per-tensor, 65 vectors a row
-        {"nvfp4", {2048, 2048}, -1},
-        {"value=q8s,block=8:f16", {2048, 2056}, 0x80},  // whole vectors on 8 and 4 lanes only
-        {"value=q8s,block=64:bf16", {1024, 4096}, 0x80},
+        {"value=q4s,store=packed_u32:0,block=32:f16", {1023, 4128}, 0x88, -8},  // blocks of 2 vectors (AVX-512)
+        {"value=e4m3", {4194311}, 0x7F, 0x7F},                                // one row, not whole vectors
+        {"value=e4m3", {4100, 1040}, 0xFF, 0xFF},                             // per-tensor, 65 vectors a row
+        {"nvfp4", {2048, 2048}, -1, 16},  // every e2m1 byte is canonical
+        {"value=q8s,block=8:f16", {2048, 2056}, 0x80, -128},  // whole vectors on 8 and 4 lanes only
+        {"value=q8s,block=64:bf16", {1024, 4096}, 0x80, -128},
     };
     std::vector<Large> out;
     for (const Spec& spec : specs) {
-      Large l{scheme(spec.text), spec.shape, spec.bad_byte, {}, {}, {}};
+      Large l{scheme(spec.text), spec.shape, spec.bad_byte, spec.bad_code, {}, {}, {}};
       const std::size_t count = spec.shape.size() == 1 ? spec.shape[0] : spec.shape[0] * spec.shape[1];
       std::mt19937 rng(77);
       std::normal_distribution<float> dist(0.0f, 3.0f);
@@ -959,9 +961,26 @@ TEST_P(Diff, StreamedLargeOutputs) {
     const qc::Result<std::vector<float>> from_codes = opt::dequantize(l.t, std::nullopt, target_);
     ASSERT_TRUE(from_codes.ok());
     expect_same_floats(l.want, *from_codes, "dequantize");
-    if (l.bad_byte < 0) continue;
-    // A code off the canonical set in the middle and at the end of the storage, and in the codes.
+    // A code off the canonical set in the codes, and in the middle and at the end of the storage.
+    qc::QTensor u = l.t;
+    u.codes[u.codes.size() / 2 + 5] = l.bad_code;
+    expect_same_result(qc::dequantize(u), opt::dequantize(u, std::nullopt, target_), "dequantize, non-canonical code");
+    // A stored scale with its sign bit set (SPEC §7: invalid-scale in every scale dtype), the
+    // last one and one in the middle: the kernel stops mid-stream and the reference reports it.
     const qc::Layout lay = qc::make_layout(l.s, l.shape, l.want.size()).value();
+    const std::size_t w = lay.scale_bytes / lay.scale_count;
+    for (std::size_t k : {lay.scale_count / 2, lay.scale_count - 1}) {
+      std::vector<std::uint8_t> bad = l.bytes;
+      bad[lay.storage_bytes + k * w + w - 1] |= 0x80;
+      const std::span<float> out(buf.data() + base + 1, l.want.size());
+      const qc::Result<qc::QTensor> want = qc::parse(l.s, l.shape, bad);
+      const qc::Status got = opt::dequantize_from(l.s, l.shape, bad, out, std::nullopt, target_);
+      ASSERT_FALSE(want.ok()) << "scale " << k;
+      EXPECT_EQ(want.kind(), qc::ErrorKind::invalid_scale) << "scale " << k;
+      ASSERT_FALSE(got.ok()) << "scale " << k;
+      EXPECT_EQ(got.kind(), want.kind()) << "scale " << k;
+    }
+    if (l.bad_byte < 0) continue;
     for (std::size_t at : {lay.storage_bytes / 2 + 17, lay.storage_bytes - 1}) {
       std::vector<std::uint8_t> bad = l.bytes;
       bad[at] = static_cast<std::uint8_t>(l.bad_byte);
@@ -973,9 +992,6 @@ TEST_P(Diff, StreamedLargeOutputs) {
       ASSERT_FALSE(got.ok()) << "byte " << at;
       EXPECT_EQ(got.kind(), want.kind()) << "byte " << at;
     }
-    qc::QTensor u = l.t;
-    u.codes[u.codes.size() / 2 + 5] = l.bad_byte == 0x88 ? -8 : l.bad_byte == 0x80 ? -128 : l.bad_byte;
-    expect_same_result(qc::dequantize(u), opt::dequantize(u, std::nullopt, target_), "dequantize, non-canonical code");
   }
   const std::size_t n = (std::size_t{16} << 20) / sizeof(float) + 5;
   std::vector<std::uint8_t> in(n);
