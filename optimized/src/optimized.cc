@@ -251,8 +251,9 @@ std::uint32_t load_le(const std::uint8_t* p, std::size_t width) {
   return v;
 }
 
-// parse's checks up to the codes: exact length, stored scales, global, table. Fills t's scales
-// (unless `per_chunk` or `stored` is false) and the effective scales (unless `per_chunk`). With
+// parse's checks up to the codes: exact length, stored scales, global, table. Fills t's global,
+// its scales (unless `per_chunk` or `stored` is false) and the effective scales (unless
+// `per_chunk`); not its scheme and shape, which only parse needs. With
 // `per_chunk` set on entry, a case that scales_per_chunk accepts leaves the scales to the kernel
 // (and keeps `per_chunk` set); otherwise it is cleared.
 std::optional<Layout> prepare_bytes(const Scheme& s, std::span<const std::size_t> shape,
@@ -262,8 +263,6 @@ std::optional<Layout> prepare_bytes(const Scheme& s, std::span<const std::size_t
   Result<Layout> lr = make_layout(s, shape);
   if (!lr.ok() || bytes.size() != lr->total_bytes) return std::nullopt;
   const Layout& l = *lr;
-  t.scheme = s;
-  t.shape.assign(shape.begin(), shape.end());
   const std::size_t w = scale_bytes(s.scale_dtype());
   if (l.global_bytes) {
     const float g = std::bit_cast<float>(load_le(bytes.data() + l.storage_bytes + l.scale_count * w, 4));
@@ -583,6 +582,8 @@ Result<QTensor> parse(const Scheme& s, std::span<const std::size_t> shape, std::
   bool per_chunk = false;
   const std::optional<Layout> l = prepare_bytes(s, shape, bytes, table, t, eff, tgt, per_chunk);
   if (!l) return qconform::parse(s, shape, bytes, table);
+  t.scheme = s;
+  t.shape.assign(shape.begin(), shape.end());
   const std::optional<Packing> pk = row_packing(*l);
   if (!pk) return qconform::parse(s, shape, bytes, table);
   t.codes.resize(l->elements);

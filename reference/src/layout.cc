@@ -29,8 +29,8 @@ Result<Layout> make_layout(const Scheme& s, std::span<const std::size_t> shape,
                            std::optional<std::size_t> data_len) {
   Layout l;
   l.rank = shape.size();
-  l.shape.assign(shape.begin(), shape.end());
   if (l.rank > kMaxRank) return overflow(shape, "rank " + std::to_string(l.rank) + " exceeds 8");
+  l.shape.assign(shape);
   // The true product: a zero extent makes every buffer empty, however large the others are.
   bool empty = false;
   for (std::size_t n : shape) empty = empty || n == 0;
@@ -53,7 +53,7 @@ Result<Layout> make_layout(const Scheme& s, std::span<const std::size_t> shape,
   const bool dim_fits = !packed || l.rank == 0 || s.store.dim < l.rank;
 
   // Storage (SPEC §6): each line along the packed axis is padded to whole units on its own.
-  l.storage_shape.assign(shape.begin(), shape.end());
+  l.storage_shape.assign(shape);
   if (l.per_unit == 1) {
     l.storage_units = l.elements;
   } else if (l.rank == 0) {

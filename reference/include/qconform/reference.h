@@ -5,6 +5,8 @@
 // (rounding mode, FTZ/DAZ are saved, reset and restored).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -21,20 +23,64 @@ inline constexpr std::size_t kMaxRank = 8;  // SPEC §10
 
 using Shape = std::vector<std::size_t>;
 
+// Up to kMaxRank extents, held inline: every entry point makes a Layout, and four heap
+// vectors of two or three extents each cost a small call more than its arithmetic. Reads like
+// a std::vector<std::size_t> (and compares equal to one with the same elements); the sizes
+// given to assign and resize must not exceed kMaxRank (make_layout checks the rank first).
+class Dims {
+ public:
+  using value_type = std::size_t;
+  using iterator = std::size_t*;
+  using const_iterator = const std::size_t*;
+
+  Dims() = default;
+  void assign(std::size_t n, std::size_t value) noexcept {
+    n_ = std::min(n, kMaxRank);
+    std::fill(v_.begin(), v_.begin() + static_cast<std::ptrdiff_t>(n_), value);
+  }
+  void assign(std::span<const std::size_t> from) noexcept {
+    n_ = std::min(from.size(), kMaxRank);
+    std::copy(from.begin(), from.begin() + static_cast<std::ptrdiff_t>(n_), v_.begin());
+  }
+  void resize(std::size_t n) noexcept {  // new extents are 0, as a vector's
+    n = std::min(n, kMaxRank);
+    if (n > n_) std::fill(v_.begin() + static_cast<std::ptrdiff_t>(n_), v_.begin() + static_cast<std::ptrdiff_t>(n), 0);
+    n_ = n;
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return n_; }
+  [[nodiscard]] bool empty() const noexcept { return n_ == 0; }
+  [[nodiscard]] const std::size_t* data() const noexcept { return v_.data(); }
+  [[nodiscard]] const_iterator begin() const noexcept { return v_.data(); }
+  [[nodiscard]] const_iterator end() const noexcept { return v_.data() + n_; }
+  [[nodiscard]] iterator begin() noexcept { return v_.data(); }
+  [[nodiscard]] iterator end() noexcept { return v_.data() + n_; }
+  [[nodiscard]] std::size_t operator[](std::size_t i) const noexcept { return v_[i]; }
+  [[nodiscard]] std::size_t& operator[](std::size_t i) noexcept { return v_[i]; }
+  operator std::span<const std::size_t>() const noexcept { return {v_.data(), n_}; }  // NOLINT: as a vector's
+  friend bool operator==(const Dims& a, std::span<const std::size_t> b) noexcept {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+  friend bool operator==(const Dims& a, const Dims& b) noexcept { return a == std::span<const std::size_t>(b); }
+
+ private:
+  std::array<std::size_t, kMaxRank> v_{};
+  std::size_t n_ = 0;
+};
+
 // Sizes that follow from a scheme and a shape (SPEC §4, §6, §7), all overflow-checked.
 struct Layout {
   std::size_t rank = 0;
-  std::vector<std::size_t> shape;
+  Dims shape;
   std::size_t elements = 0;
-  std::vector<std::size_t> block;      // rank-relative block extents (empty: per-tensor)
-  std::vector<std::size_t> grid;       // scale grid shape, ceil(n_i / b_i)
+  Dims block;                          // rank-relative block extents (empty: per-tensor)
+  Dims grid;                           // scale grid shape, ceil(n_i / b_i)
   std::size_t scale_count = 1;         // 1 per-tensor, else product of grid
   // Packing: units of `unit_bytes` holding `per_unit` codes of `bits` bits along `packed_axis`.
   unsigned bits = 8;
   std::size_t per_unit = 1;
   std::size_t unit_bytes = 1;
   std::size_t packed_axis = 0;         // axis r-1-D (meaningful when per_unit > 1 and rank > 0)
-  std::vector<std::size_t> storage_shape;
+  Dims storage_shape;
   std::size_t storage_units = 0;
   std::size_t storage_bytes = 0;
   std::size_t scale_bytes = 0;         // all stored scales
