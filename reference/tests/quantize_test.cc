@@ -313,6 +313,28 @@ TEST(Blocks, PartialBlockTakesAScale) {
   EXPECT_EQ(l.value().scale_count, 3u);
 }
 
+TEST(Blocks, RankEightLayoutHoldsEveryExtent) {
+  // kMaxRank dims, a block of as many (SPEC §4) and packing along the last axis (SPEC §6):
+  // grid ceil(n_i / b_i) = [2, 2, 1, 2, 3, 1, 2, 2], 96 scales; 7 codes of 4 bits per line
+  // take one u32 unit.
+  const Scheme s = scheme("value=q4s,store=packed_u32:0,block=1x2x1x3x2x1x1x4:f32");
+  auto l = make_layout(s, Shape{2, 3, 1, 4, 5, 1, 2, 7});
+  ASSERT_OK(l);
+  EXPECT_EQ(l.value().rank, 8u);
+  EXPECT_EQ(l.value().shape, (std::vector<std::size_t>{2, 3, 1, 4, 5, 1, 2, 7}));
+  EXPECT_EQ(l.value().block, (std::vector<std::size_t>{1, 2, 1, 3, 2, 1, 1, 4}));
+  EXPECT_EQ(l.value().grid, (std::vector<std::size_t>{2, 2, 1, 2, 3, 1, 2, 2}));
+  EXPECT_EQ(l.value().scale_count, 96u);
+  EXPECT_EQ(l.value().storage_shape, (std::vector<std::size_t>{2, 3, 1, 4, 5, 1, 2, 1}));
+  EXPECT_EQ(l.value().storage_bytes, 2u * 3 * 4 * 5 * 2 * 4);
+  // A copy is the same layout, and the shapes read as their own extents.
+  const Layout copy = l.value();
+  EXPECT_EQ(copy.grid, l.value().grid);
+  EXPECT_EQ(std::vector<std::size_t>(copy.shape.begin(), copy.shape.end()), (std::vector<std::size_t>{2, 3, 1, 4, 5, 1, 2, 7}));
+  // One dim more is shape-overflow, whatever the block.
+  EXPECT_ERROR(make_layout(s, Shape{1, 2, 3, 1, 4, 5, 1, 2, 7}), shape_overflow);
+}
+
 TEST(Blocks, TwoDimensionalBlocksAreRectangles) {
   // Shape [4, 8], block 2x4 -> grid [2, 2]. Element (1, 5) (flat 13) is in block (0, 1) = 1;
   // (2, 3) (flat 19) in block (1, 0) = 2; (3, 7) (flat 31) in block 3.
