@@ -1281,11 +1281,21 @@ bool DequantizeRowsT(const DequantizeJob& job) {
           StoreFirstLanes(d, first, h, out);
           prev = hn::TableLookupLanes(first, rot);
         }
-        for (; v < (c1 - c0) / lanes; ++v) {
-          const auto next = hn::TableLookupLanes(at(v), rot);
-          hn::Stream(hn::IfThenElse(low, prev, next), d, job.out + (r * g.n + c0 + v * lanes + h - lanes));
-          prev = next;
+        // Locals for the loop: `prev` and `rot` live across calls (no vector register survives
+        // one), and the job's fields could alias the output; copies stay in registers.
+        auto last_vec = prev;
+        const auto rotation = Hidden(rot);
+        const auto first_lanes = low;
+        // The aligned vector that vector v completes starts lanes - h lanes before it (v >= 1 on
+        // the tensor's first chunk, so never before the output).
+        float* HWY_RESTRICT dst = out + c0 + h;
+        const std::size_t nv = (c1 - c0) / lanes;
+        for (; v < nv; ++v) {
+          const auto next = hn::TableLookupLanes(at(v), rotation);
+          hn::Stream(hn::IfThenElse(first_lanes, last_vec, next), d, dst + v * lanes - lanes);
+          last_vec = next;
         }
+        prev = last_vec;
         continue;
       }
       // Other streamed rows are written to L1 first, chunk by chunk (streaming stores want
