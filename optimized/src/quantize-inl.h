@@ -1285,14 +1285,13 @@ bool DequantizeRowsT(const DequantizeJob& job) {
         // one), and the job's fields could alias the output; copies stay in registers.
         auto last_vec = prev;
         const auto rotation = Hidden(rot);
-        const auto first_lanes = low;
         // The aligned vector that vector v completes starts lanes - h lanes before it (v >= 1 on
         // the tensor's first chunk, so never before the output).
         float* HWY_RESTRICT dst = out + c0 + h;
         const std::size_t nv = (c1 - c0) / lanes;
         for (; v < nv; ++v) {
           const auto next = hn::TableLookupLanes(at(v), rotation);
-          hn::Stream(hn::IfThenElse(first_lanes, last_vec, next), d, dst + v * lanes - lanes);
+          hn::Stream(hn::IfThenElse(low, last_vec, next), d, dst + v * lanes - lanes);
           last_vec = next;
         }
         prev = last_vec;

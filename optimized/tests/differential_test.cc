@@ -965,6 +965,16 @@ TEST_P(Diff, StreamedLargeOutputs) {
     qc::QTensor u = l.t;
     u.codes[u.codes.size() / 2 + 5] = l.bad_code;
     expect_same_result(qc::dequantize(u), opt::dequantize(u, std::nullopt, target_), "dequantize, non-canonical code");
+    // Corrupted bytes: parse rejects them with `kind`, and dequantize_from with parse's error.
+    auto expect_rejected = [&](const std::vector<std::uint8_t>& bad, qc::ErrorKind kind, const std::string& where) {
+      const std::span<float> out(buf.data() + base + 1, l.want.size());
+      const qc::Result<qc::QTensor> want = qc::parse(l.s, l.shape, bad);
+      const qc::Status got = opt::dequantize_from(l.s, l.shape, bad, out, std::nullopt, target_);
+      ASSERT_FALSE(want.ok()) << where;
+      EXPECT_EQ(want.kind(), kind) << where;
+      ASSERT_FALSE(got.ok()) << where;
+      EXPECT_EQ(got.kind(), want.kind()) << where;
+    };
     // A stored scale with its sign bit set (SPEC §7: invalid-scale in every scale dtype), the
     // last one and one in the middle: the kernel stops mid-stream and the reference reports it.
     const qc::Layout lay = qc::make_layout(l.s, l.shape, l.want.size()).value();
@@ -972,25 +982,13 @@ TEST_P(Diff, StreamedLargeOutputs) {
     for (std::size_t k : {lay.scale_count / 2, lay.scale_count - 1}) {
       std::vector<std::uint8_t> bad = l.bytes;
       bad[lay.storage_bytes + k * w + w - 1] |= 0x80;
-      const std::span<float> out(buf.data() + base + 1, l.want.size());
-      const qc::Result<qc::QTensor> want = qc::parse(l.s, l.shape, bad);
-      const qc::Status got = opt::dequantize_from(l.s, l.shape, bad, out, std::nullopt, target_);
-      ASSERT_FALSE(want.ok()) << "scale " << k;
-      EXPECT_EQ(want.kind(), qc::ErrorKind::invalid_scale) << "scale " << k;
-      ASSERT_FALSE(got.ok()) << "scale " << k;
-      EXPECT_EQ(got.kind(), want.kind()) << "scale " << k;
+      expect_rejected(bad, qc::ErrorKind::invalid_scale, "scale " + std::to_string(k));
     }
     if (l.bad_byte < 0) continue;
     for (std::size_t at : {lay.storage_bytes / 2 + 17, lay.storage_bytes - 1}) {
       std::vector<std::uint8_t> bad = l.bytes;
       bad[at] = static_cast<std::uint8_t>(l.bad_byte);
-      const std::span<float> out(buf.data() + base + 1, l.want.size());
-      const qc::Result<qc::QTensor> want = qc::parse(l.s, l.shape, bad);
-      const qc::Status got = opt::dequantize_from(l.s, l.shape, bad, out, std::nullopt, target_);
-      ASSERT_FALSE(want.ok()) << "byte " << at;
-      EXPECT_EQ(want.kind(), qc::ErrorKind::invalid_code) << "byte " << at;  // SPEC §7
-      ASSERT_FALSE(got.ok()) << "byte " << at;
-      EXPECT_EQ(got.kind(), want.kind()) << "byte " << at;
+      expect_rejected(bad, qc::ErrorKind::invalid_code, "byte " + std::to_string(at));  // SPEC §7
     }
   }
   const std::size_t n = (std::size_t{16} << 20) / sizeof(float) + 5;
