@@ -282,20 +282,26 @@ inline constexpr float kRcpMinEff = 0x1p-125f, kRcpMaxEff = 0x1p125f;
 HWY_INLINE float Reciprocal(float eff) { return eff >= kRcpMinEff && eff <= kRcpMaxEff ? 1.0f / eff : 0.0f; }
 
 // rcp[k] = Reciprocal(eff[k]), k < n, a vector at a time; `none` instead of 0 for the division
-// path (kCalibrated marks it with NaN, which fails every lane's check).
-HWY_INLINE void Reciprocals(const float* HWY_RESTRICT eff, std::size_t n, float* HWY_RESTRICT rcp, float none = 0.0f) {
+// path (kCalibrated marks it with NaN, which fails every lane's check). Returns whether every
+// block takes the reciprocal path.
+HWY_INLINE bool Reciprocals(const float* HWY_RESTRICT eff, std::size_t n, float* HWY_RESTRICT rcp, float none = 0.0f) {
   const hn::ScalableTag<float> d;
   const std::size_t lanes = hn::Lanes(d);
+  auto all = hn::Eq(hn::Zero(d), hn::Zero(d));
   std::size_t k = 0;
   for (; k + lanes <= n; k += lanes) {
     const auto e = hn::LoadU(d, eff + k);
     const auto ok = hn::And(hn::Ge(e, hn::Set(d, kRcpMinEff)), hn::Le(e, hn::Set(d, kRcpMaxEff)));
+    all = hn::And(all, ok);
     hn::StoreU(hn::IfThenElse(ok, hn::Div(hn::Set(d, 1.0f), e), hn::Set(d, none)), d, rcp + k);
   }
+  bool every = hn::AllTrue(d, all);
   for (; k < n; ++k) {
     const float r = Reciprocal(eff[k]);
+    every = every && r != 0.0f;
     rcp[k] = r != 0.0f ? r : none;
   }
+  return every;
 }
 
 // QuantizeVec without a division in the common case, with the same codes on every input.
@@ -572,22 +578,21 @@ HWY_INLINE std::size_t BlockVectors(D d, const float* HWY_RESTRICT xr, std::size
   return i;
 }
 
-// `nb` whole blocks of 2^shift vectors from element c0, block k of scale es[k] and reciprocal
-// rcp[k] (0: the division path). kShift >= 0 fixes the shift at compile time, so a block is one
-// iteration with its vectors unrolled and one test of its reciprocal (a test and a broadcast per
-// vector cost about as much as the arithmetic they chose between).
-template <Value V, bool kBytes, int kShift, bool kCalibrated, class D, class CodesAt, class FieldsAt, class VU>
-HWY_INLINE void QuantizeBlocks(D d, const float* HWY_RESTRICT xr, std::size_t c0, std::size_t nb, int shift,
-                               const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp, std::size_t last,
-                               CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
+// Blocks [k0, k1) of QuantizeBlocks, block k from element c0 + k * width (width = per lanes):
+// kClamp moves each block's prefetches back near the tensor's end, kTest tests the block's
+// reciprocal (0: the division path).
+template <Value V, bool kBytes, int kShift, bool kCalibrated, bool kClamp, bool kTest, class D, class CodesAt,
+          class FieldsAt, class VU>
+HWY_INLINE void QuantizeBlockRange(D d, const float* HWY_RESTRICT xr, std::size_t c0, std::size_t k0, std::size_t k1,
+                                   std::size_t per, const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp,
+                                   std::size_t last, CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
   constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
-  const std::size_t per = std::size_t{1} << (kShift >= 0 ? kShift : shift);
-  for (std::size_t k = 0; k < nb; ++k) {
-    const std::size_t i0 = c0 + k * per * kLanes;
-    // The block's prefetches, kPrefetch ahead, moved back near the end so that they stay within
-    // the tensor (the block itself does): one minimum per block.
-    const float* HWY_RESTRICT pf = xr + std::min(i0 + kPrefetch, last + 1 - per * kLanes);
-    if (kCalibrated || rcp[k] != 0.0f) {  // kCalibrated: no test, NaN takes the division per vector
+  const std::size_t width = per * kLanes;
+  for (std::size_t k = k0; k < k1; ++k) {
+    const std::size_t i0 = c0 + k * width;
+    // The block's prefetches, kPrefetch ahead (moved back so that they stay within the tensor).
+    const float* HWY_RESTRICT pf = xr + (kClamp ? std::min(i0 + kPrefetch, last + 1 - width) : i0 + kPrefetch);
+    if (!kTest || kCalibrated || rcp[k] != 0.0f) {  // kCalibrated: NaN takes the division per vector
       const auto rv = hn::Set(d, rcp[k]);
 #pragma GCC unroll 8
       for (std::size_t u = 0; u < per; ++u) {
@@ -604,6 +609,34 @@ HWY_INLINE void QuantizeBlocks(D d, const float* HWY_RESTRICT xr, std::size_t c0
       }
     }
   }
+}
+
+// `nb` whole blocks of 2^shift vectors from element c0, block k of scale es[k] and reciprocal
+// rcp[k] (0: the division path). kShift >= 0 fixes the shift at compile time, so a block is one
+// iteration with its vectors unrolled (a test and a broadcast per vector cost about as much as
+// the arithmetic they chose between). With `every_rcp` (every rcp[k] nonzero) no block tests its
+// reciprocal, and the blocks whose prefetches stay within the tensor (all but the tensor's last
+// few) take them without a clamp: for one-vector blocks (nvfp4 on AVX-512) the test and the clamp
+// had been a quarter of the loop's instructions.
+template <Value V, bool kBytes, int kShift, bool kCalibrated, class D, class CodesAt, class FieldsAt, class VU>
+HWY_INLINE void QuantizeBlocks(D d, const float* HWY_RESTRICT xr, std::size_t c0, std::size_t nb, int shift,
+                               const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp, bool every_rcp,
+                               std::size_t last, CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
+  constexpr std::size_t kLanes = hn::MaxLanes(d);
+  const std::size_t per = std::size_t{1} << (kShift >= 0 ? kShift : shift);
+  // Blocks k < unclamped have c0 + k * width + kPrefetch + width <= last + 1.
+  const std::size_t room = last + 1 - c0;  // the chunk lies within the tensor
+  const std::size_t unclamped = room >= kPrefetch ? std::min(nb, (room - kPrefetch) / (per * kLanes)) : 0;
+  std::size_t k = 0;
+  if constexpr (kShift == 0) {
+    if (kCalibrated || every_rcp) {
+      QuantizeBlockRange<V, kBytes, kShift, kCalibrated, false, false>(d, xr, c0, 0, unclamped, per, es, rcp, last,
+                                                                       codes_at, fields_at, nan_acc);
+      k = unclamped;
+    }
+  }
+  QuantizeBlockRange<V, kBytes, kShift, kCalibrated, true, true>(d, xr, c0, k, nb, per, es, rcp, last, codes_at,
+                                                                 fields_at, nan_acc);
 }
 
 // Quantizes elements [c0, c1) of one row. Element c uses eff[c / b - j0]. Fields are written to
@@ -626,18 +659,18 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
     const std::size_t nb = (c1 - c0) / b;  // <= kChunk / lanes
     const float* HWY_RESTRICT es = eff + (c0 / b - j0);
     alignas(HWY_MAX_BYTES) float rcp[kChunk / 4];
-    Reciprocals(es, nb, rcp, kCalibrated ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
+    const bool every = Reciprocals(es, nb, rcp, kCalibrated ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
     switch (const int shift = VectorsPerBlockLog2(b, lanes)) {
-      case 0: return QuantizeBlocks<V, kBytes, 0, kCalibrated>(d, xr, c0, nb, 0, es, rcp, last, codes_at, fields_at, nan_acc);
-      case 1: return QuantizeBlocks<V, kBytes, 1, kCalibrated>(d, xr, c0, nb, 1, es, rcp, last, codes_at, fields_at, nan_acc);
-      case 2: return QuantizeBlocks<V, kBytes, 2, kCalibrated>(d, xr, c0, nb, 2, es, rcp, last, codes_at, fields_at, nan_acc);
-      case 3: return QuantizeBlocks<V, kBytes, 3, kCalibrated>(d, xr, c0, nb, 3, es, rcp, last, codes_at, fields_at, nan_acc);
+      case 0: return QuantizeBlocks<V, kBytes, 0, kCalibrated>(d, xr, c0, nb, 0, es, rcp, every, last, codes_at, fields_at, nan_acc);
+      case 1: return QuantizeBlocks<V, kBytes, 1, kCalibrated>(d, xr, c0, nb, 1, es, rcp, every, last, codes_at, fields_at, nan_acc);
+      case 2: return QuantizeBlocks<V, kBytes, 2, kCalibrated>(d, xr, c0, nb, 2, es, rcp, every, last, codes_at, fields_at, nan_acc);
+      case 3: return QuantizeBlocks<V, kBytes, 3, kCalibrated>(d, xr, c0, nb, 3, es, rcp, every, last, codes_at, fields_at, nan_acc);
       case -1:
         for (std::size_t k = 0; k < nb; ++k) {
           (void)BlockVectors<V, kBytes>(d, xr, c0 + k * b, c0 + (k + 1) * b, es[k], rcp[k], last, codes_at, fields_at, nan_acc);
         }
         return;
-      default: return QuantizeBlocks<V, kBytes, -1, kCalibrated>(d, xr, c0, nb, shift, es, rcp, last, codes_at, fields_at, nan_acc);
+      default: return QuantizeBlocks<V, kBytes, -1, kCalibrated>(d, xr, c0, nb, shift, es, rcp, every, last, codes_at, fields_at, nan_acc);
     }
   }
 #endif

@@ -136,11 +136,15 @@ const std::vector<float>& raw_specials() {
 }
 
 // Block scales before round-up: powers of two keep ties exact; the rest stress division.
+// Pattern 3 mixes ordinary scales with scales off the kernels' reciprocal path (an effective
+// scale below 2^-125 or above 2^125 takes a true division per element).
 float pick_scale(std::size_t k, int pattern, std::mt19937& rng) {
   static const float pow2[] = {1.0f, 0.5f, 2.0f, 4.0f, 0.25f, 0x1p-10f, 128.0f, 0.125f};
   static const float odd[] = {0.1f, 3.0f, 0.0f, -0.0f, 1e-42f, 7e-3f, 1.7f, 1000.0f, 1e-20f, 0.3333f};
+  static const float extreme[] = {1.0f, 0x1p126f, 0.75f, 1e-40f, 3.0f, 0x1p-130f, 1e38f, 0.01f, 5.0f};
   if (pattern == 0) return pow2[k % std::size(pow2)];
   if (pattern == 1) return odd[k % std::size(odd)];
+  if (pattern == 3) return extreme[k % std::size(extreme)];
   std::uniform_real_distribution<float> u(-20.0f, 4.0f);
   return std::exp2(u(rng));
 }
@@ -468,6 +472,20 @@ TEST_P(DiffValue, LongRows) {
       ++seed;
     }
     check_case(make_case(s, {2, 2100}, 0, seed++), target_);
+  }
+}
+
+// Blocks of one vector (4, 8 and 16 elements: a vector of SSE4, AVX2 and AVX-512) in rows of
+// many chunks, some blocks of every chunk off the reciprocal path: the kernels' block loop skips
+// the per-block test of the reciprocal only when no block of the chunk needs the division.
+TEST_P(DiffValue, OneVectorBlocksOffTheReciprocalPath) {
+  const std::string v(qc::info(value_).name);
+  std::uint32_t seed = 31001;
+  for (const char* level : {",block=4:f32", ",block=8:f32", ",block=16:f32"}) {
+    const qc::Scheme s = scheme("value=" + v + level);
+    check_case(make_case(s, {3, 2112}, 3, seed++), target_);
+    check_case(make_case(s, {5000}, 3, seed++), target_);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
