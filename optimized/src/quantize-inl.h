@@ -251,11 +251,13 @@ HWY_INLINE void StoreCode(D /*d*/, hn::Vec<hn::RebindToSigned<D>> code, std::int
     // The field is the code's low `bits` bits (two's complement), gathered as bytes: U8FromU32
     // is two shuffles where a saturating demotion takes three. (Not TruncateTo: in Highway 1.0.3
     // its AVX3_DL u32->u8 form permutes 32-bit lanes instead of bytes; these tests caught it.)
-    // The mask is needed below 8 bits, and on SCALAR and EMU128, whose U8FromU32 saturates (the
-    // clang build's EMU128 tests caught that).
+    // The mask is needed for integers below 8 bits (negative codes), and for integers on SCALAR
+    // and EMU128, whose U8FromU32 saturates (the clang build's EMU128 tests caught that; integer
+    // codes may come biased, see Encode). A minifloat code is sign and magnitude, already
+    // within its `bits` bits: no mask (one operation of about 24 for nvfp4).
     const hn::RebindToUnsigned<D> du;
     auto field = hn::BitCast(du, code);
-    if constexpr (Fmt<V>::kBits < 8 || HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128) {
+    if constexpr (!Fmt<V>::kMini && (Fmt<V>::kBits < 8 || HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128)) {
       field = hn::And(field, Konst(du, Fmt<V>::kMask));
     }
     hn::StoreU(LowBytes(du, field), hn::Rebind<std::uint8_t, D>(), fields);
