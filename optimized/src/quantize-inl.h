@@ -1193,16 +1193,12 @@ HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fiel
       return hn::Mul(eff, value);
     }
 #endif
-    // The magnitude field e|m moved to the top of the f32 mantissa (m) and the bottom of its
-    // exponent (e) is an f32 of 2^(bias - 127) times the minifloat's value, normal (e > 0:
-    // 2^(e - 127)(1 + m 2^-mbits)) and subnormal (e = 0: m 2^(-126 - mbits)) alike; the sign bit
-    // of the code goes to bit 31. The product by 2^(127 - bias) is exact (its results are the
-    // minifloat values, normal f32s), and f32 subnormal inputs are exact in SSE/AVX
-    // arithmetic with DAZ off (fp_guard.h). Two operations instead of a select between the
-    // normal and subnormal forms.
-    const auto scaled = hn::OrAnd(hn::ShiftLeft<23 - F::kMbits>(mag), hn::ShiftLeft<31 - F::kWidth>(code),
-                                  hn::Set(di, std::numeric_limits<std::int32_t>::min()));
-    value = hn::Mul(hn::BitCast(d, scaled), hn::Set(d, std::ldexp(1.0f, 127 - F::kBias)));
+    const auto normal = hn::BitCast(d, hn::Add(hn::ShiftLeft<23 - F::kMbits>(mag), hn::Set(di, (127 - F::kBias) << 23)));
+    const auto sub = hn::Mul(hn::ConvertTo(d, mag), hn::Set(d, std::ldexp(1.0f, 1 - F::kBias - F::kMbits)));
+    value = hn::IfThenElse(hn::RebindMask(d, hn::Lt(mag, hn::Set(di, 1 << F::kMbits))), sub, normal);
+    // value | (sign bit of the code moved to bit 31)
+    value = hn::BitCast(d, hn::OrAnd(hn::BitCast(di, value), hn::ShiftLeft<31 - F::kWidth>(code),
+                                     hn::Set(di, std::numeric_limits<std::int32_t>::min())));
   }
   return hn::Mul(eff, value);
 }
