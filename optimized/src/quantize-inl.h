@@ -615,27 +615,29 @@ HWY_INLINE void QuantizeBlockRange(D d, const float* HWY_RESTRICT xr, std::size_
 
 // `nb` whole blocks of 2^shift vectors from element c0, block k of scale es[k] and reciprocal
 // rcp[k] (0: the division path). kShift >= 0 fixes the shift at compile time, so a block is one
-// iteration with its vectors unrolled (a test and a broadcast per vector cost about as much as
-// the arithmetic they chose between). With `every_rcp` (every rcp[k] nonzero) no block tests its
-// reciprocal, and the blocks whose prefetches stay within the tensor (all but the tensor's last
-// few) take them without a clamp: for one-vector blocks (nvfp4 on AVX-512) the test and the clamp
-// had been a quarter of the loop's instructions.
+// iteration with its vectors unrolled and one test of its reciprocal (a test and a broadcast per
+// vector cost about as much as the arithmetic they chose between). Blocks of one vector (kShift
+// 0: nvfp4 on AVX-512), when every rcp[k] is nonzero (`every_rcp`), skip the test, and those
+// whose prefetches stay within the tensor (all but the tensor's last few) skip the clamp too: the
+// two had been a quarter of that loop's instructions. (Wider blocks spread them over two or more
+// vectors, and the same split for them nearly doubled the object code.)
 template <Value V, bool kBytes, int kShift, bool kCalibrated, class D, class CodesAt, class FieldsAt, class VU>
 HWY_INLINE void QuantizeBlocks(D d, const float* HWY_RESTRICT xr, std::size_t c0, std::size_t nb, int shift,
                                const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp, bool every_rcp,
                                std::size_t last, CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
-  constexpr std::size_t kLanes = hn::MaxLanes(d);
   const std::size_t per = std::size_t{1} << (kShift >= 0 ? kShift : shift);
-  // Blocks k < unclamped have c0 + k * width + kPrefetch + width <= last + 1.
-  const std::size_t room = last + 1 - c0;  // the chunk lies within the tensor
-  const std::size_t unclamped = room >= kPrefetch ? std::min(nb, (room - kPrefetch) / (per * kLanes)) : 0;
   std::size_t k = 0;
   if constexpr (kShift == 0) {
     if (kCalibrated || every_rcp) {
+      // Blocks k < unclamped have c0 + (k + 1) * lanes + kPrefetch <= last + 1.
+      const std::size_t room = last + 1 - c0;  // the chunk lies within the tensor
+      const std::size_t unclamped = room >= kPrefetch ? std::min(nb, (room - kPrefetch) / hn::MaxLanes(d)) : 0;
       QuantizeBlockRange<V, kBytes, kShift, kCalibrated, false, false>(d, xr, c0, 0, unclamped, per, es, rcp, last,
                                                                        codes_at, fields_at, nan_acc);
       k = unclamped;
     }
+  } else {
+    (void)every_rcp;
   }
   QuantizeBlockRange<V, kBytes, kShift, kCalibrated, true, true>(d, xr, c0, k, nb, per, es, rcp, last, codes_at,
                                                                  fields_at, nan_acc);
