@@ -444,10 +444,10 @@ Status calibrate_quantize_into(const Scheme& s, std::span<const std::size_t> sha
   // One pass when every block lies inside one row and divides it: one-level per-block minmax.
   if (method == Calibration::minmax && s.block && !s.tensor && s.mode == Mode::symmetric && s.block->dims.size() == 1 &&
       validate_scheme(s).ok()) {
-    Result<Layout> l = make_layout(s, shape, data.size());
-    if (l.ok() && l->rank >= 1 && out.size() == l->total_bytes) {
-      const std::optional<Packing> pk = row_packing(*l);
-      const RowGeometry g = geometry(*l);
+    Layout l;
+    if (make_layout_into(s, shape, data.size(), l).ok() && l.rank >= 1 && out.size() == l.total_bytes) {
+      const std::optional<Packing> pk = row_packing(l);
+      const RowGeometry g = geometry(l);
       if (pk && g.n % g.b == 0) {
         detail::CalibrateQuantizeJob job;
         job.x = data.data();
@@ -456,7 +456,7 @@ Status calibrate_quantize_into(const Scheme& s, std::span<const std::size_t> sha
         job.dtype = s.scale_dtype();
         job.storage = out.data();
         job.pack = *pk;
-        job.scales = out.data() + l->storage_bytes;
+        job.scales = out.data() + l.storage_bytes;
         if (QCONFORM_CALL(CalibrateQuantizeRows, tgt)(job)) return {};
       }
     }

@@ -25,9 +25,9 @@ Error overflow(std::span<const std::size_t> shape, std::string_view what) {
 
 }  // namespace
 
-Result<Layout> make_layout(const Scheme& s, std::span<const std::size_t> shape,
-                           std::optional<std::size_t> data_len) {
-  Layout l;
+Status make_layout_into(const Scheme& s, std::span<const std::size_t> shape, std::optional<std::size_t> data_len,
+                        Layout& l) {
+  l = Layout{};
   l.rank = shape.size();
   if (l.rank > kMaxRank) return overflow(shape, "rank " + std::to_string(l.rank) + " exceeds 8");
   l.shape.assign(shape);
@@ -106,6 +106,13 @@ Result<Layout> make_layout(const Scheme& s, std::span<const std::size_t> shape,
     return Error{ErrorKind::packing_dim_out_of_range, "packed dimension " + std::to_string(s.store.dim) +
                                                           " on a tensor of rank " + std::to_string(l.rank)};
   }
+  return {};
+}
+
+Result<Layout> make_layout(const Scheme& s, std::span<const std::size_t> shape,
+                           std::optional<std::size_t> data_len) {
+  Layout l;
+  if (Status st = make_layout_into(s, shape, data_len, l); !st.ok()) return st.error();
   return l;
 }
 

@@ -335,6 +335,56 @@ TEST(Blocks, RankEightLayoutHoldsEveryExtent) {
   EXPECT_ERROR(make_layout(s, Shape{1, 2, 3, 1, 4, 5, 1, 2, 7}), shape_overflow);
 }
 
+// make_layout_into fills a Layout that held another one (rank 8, blocks, packing) exactly as
+// make_layout builds a fresh one, field by field, and fails with the same kind in the same order.
+TEST(Blocks, LayoutIntoOverwritesEverything) {
+  const Scheme big = scheme("value=q4s,store=packed_u32:0,block=1x2x1x3x2x1x1x4:f32");
+  const Shape big_shape{2, 3, 1, 4, 5, 1, 2, 7};
+  auto same = [](const Layout& a, const Layout& b) {
+    auto v = [](const Dims& d) { return std::vector<std::size_t>(d.begin(), d.end()); };
+    EXPECT_EQ(a.rank, b.rank);
+    EXPECT_EQ(v(a.shape), v(b.shape));
+    EXPECT_EQ(a.elements, b.elements);
+    EXPECT_EQ(v(a.block), v(b.block));
+    EXPECT_EQ(v(a.grid), v(b.grid));
+    EXPECT_EQ(a.scale_count, b.scale_count);
+    EXPECT_EQ(a.bits, b.bits);
+    EXPECT_EQ(a.per_unit, b.per_unit);
+    EXPECT_EQ(a.unit_bytes, b.unit_bytes);
+    EXPECT_EQ(a.packed_axis, b.packed_axis);
+    EXPECT_EQ(v(a.storage_shape), v(b.storage_shape));
+    EXPECT_EQ(a.storage_units, b.storage_units);
+    EXPECT_EQ(a.storage_bytes, b.storage_bytes);
+    EXPECT_EQ(a.scale_bytes, b.scale_bytes);
+    EXPECT_EQ(a.global_bytes, b.global_bytes);
+    EXPECT_EQ(a.total_bytes, b.total_bytes);
+  };
+  const std::vector<std::pair<std::string, Shape>> cases = {
+      {"value=q8s", {4096}},                                   // per-tensor: no block, no grid
+      {"value=q8s,store=native,block=32:f16", {3, 64}},
+      {"value=e2m1,store=packed_native:0,block=16:ue4m3,tensor=f32", {5, 48}},
+      {"value=q2s,store=packed_u32:1,block=2x4:bf16", {6, 8}},
+      {"value=q8f", {}},                                       // rank 0
+      {"value=q4s,block=8:f16", {0, 16}}};                     // empty
+  for (const auto& [text, shape] : cases) {
+    SCOPED_TRACE(text);
+    Layout l;
+    ASSERT_TRUE(make_layout_into(big, big_shape, std::nullopt, l).ok());
+    ASSERT_TRUE(make_layout_into(scheme(text), shape, std::nullopt, l).ok());
+    auto fresh = make_layout(scheme(text), shape);
+    ASSERT_OK(fresh);
+    same(l, fresh.value());
+  }
+  // The same errors as make_layout, data length first among the shape checks' peers.
+  Layout l;
+  const Scheme q = scheme("value=q8s,block=2x32:f16");
+  EXPECT_EQ(make_layout_into(q, Shape{1, 2, 3, 4, 5, 6, 7, 8, 9}, std::nullopt, l).kind(), ErrorKind::shape_overflow);
+  EXPECT_EQ(make_layout_into(q, Shape{4, 64}, 255, l).kind(), ErrorKind::shape_mismatch);
+  EXPECT_EQ(make_layout_into(q, Shape{64}, std::nullopt, l).kind(), ErrorKind::block_rank_exceeds_tensor);
+  EXPECT_EQ(make_layout_into(scheme("value=q8s,store=packed_u32:2"), Shape{4, 64}, std::nullopt, l).kind(),
+            ErrorKind::packing_dim_out_of_range);
+}
+
 TEST(Blocks, TwoDimensionalBlocksAreRectangles) {
   // Shape [4, 8], block 2x4 -> grid [2, 2]. Element (1, 5) (flat 13) is in block (0, 1) = 1;
   // (2, 3) (flat 19) in block (1, 0) = 2; (3, 7) (flat 31) in block 3.

@@ -70,7 +70,9 @@ struct [[nodiscard]] Error {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}          // NOLINT: implicit by design
+  // By reference, not by value: a large T (Layout) is then copied once, not twice.
+  Result(const T& value) : v_(value) {}              // NOLINT: implicit by design
+  Result(T&& value) : v_(std::move(value)) {}        // NOLINT
   Result(Error error) : v_(std::move(error)) {}      // NOLINT
   [[nodiscard]] bool ok() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }

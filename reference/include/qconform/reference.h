@@ -93,6 +93,11 @@ struct Layout {
 // The scheme must already have passed validate_scheme.
 [[nodiscard]] Result<Layout> make_layout(const Scheme& s, std::span<const std::size_t> shape,
                                          std::optional<std::size_t> data_len = std::nullopt);
+// make_layout into `out` (whatever it held before), with the same checks and first error: no
+// copy of the Layout, for callers that make one per call of a fast path. On an error `out` is
+// unspecified.
+[[nodiscard]] Status make_layout_into(const Scheme& s, std::span<const std::size_t> shape,
+                                      std::optional<std::size_t> data_len, Layout& out);
 
 // Flat block index (row-major over the grid) of row-major element `index` (SPEC §4).
 [[nodiscard]] std::size_t block_of(const Layout& l, std::size_t index) noexcept;
