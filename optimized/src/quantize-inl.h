@@ -1140,7 +1140,8 @@ HWY_INLINE bool CodesCanonical(DI di, const CodeBounds<DI>& b) {
   auto bound = [&](std::int64_t v) { return hn::Set(di, static_cast<std::int32_t>(v)); };
   if constexpr (!F::kMini) {
     // lo: the codes; hi: the fields (they may hold bits above the value's width) or the codes.
-    return hn::AllFalse(di, hn::Lt(b.lo, bound(F::kLo))) && hn::AllFalse(di, hn::Gt(b.hi, bound(kBytes ? F::kMask : F::kHi)));
+    constexpr auto kLoCode = static_cast<std::int64_t>(F::kLo), kHiCode = static_cast<std::int64_t>(F::kHi);
+    return hn::AllFalse(di, hn::Lt(b.lo, bound(kLoCode))) && hn::AllFalse(di, hn::Gt(b.hi, bound(kBytes ? F::kMask : kHiCode)));
   } else {
     // lo, hi: the codes (sign and magnitude fields); mag: their magnitudes.
     return hn::AllFalse(di, hn::Lt(b.lo, hn::Zero(di))) && hn::AllFalse(di, hn::Gt(b.hi, bound(2 * F::kMagMask + 1))) &&
