@@ -42,6 +42,14 @@ using detail::RowWalker;
 
 // Elements per chunk of a row: the scratch buffers below stay in L1.
 inline constexpr std::size_t kChunk = 2048;
+// The fused calibrate+quantize reads each chunk twice, the second time from L1 (maxima, then
+// codes): chunks of 16 KiB halve its per-chunk work against kChunk's 8 KiB while the input is
+// cached (512 KiB and 1 MiB, input 16 bytes past a line: 0.084 -> 0.079 and 0.085 -> 0.081
+// ns/element), but from beyond the L2 (4 MiB and more) the longer codes pass leaves memory idle
+// for longer (0.152 -> 0.156 at 4 MiB; at 256 MiB, paired with the ceiling, 0.85 -> 0.81 of it).
+// So inputs above kFusedSmallBytes take kChunk.
+inline constexpr std::size_t kFusedChunk = 4096;
+inline constexpr std::size_t kFusedSmallBytes = std::size_t{2} << 20;
 // Input elements read ahead of the quantize loop: the arithmetic keeps a core busy enough that the
 // hardware prefetcher alone leaves DRAM idle between requests. Not a multiple of 4 KiB, so the
 // prefetch and the load 4 KiB behind it do not share their page offset (one A/B run was faster in
@@ -646,11 +654,15 @@ HWY_INLINE void QuantizeBlocks(D d, const float* HWY_RESTRICT xr, std::size_t c0
 // Quantizes elements [c0, c1) of one row. Element c uses eff[c / b - j0]. Fields are written to
 // fields[c - c0], codes to codes[c]. The input is prefetched kPrefetch ahead, up to element `last`
 // of the row (the tensor's last element). kCalibrated: the scales
-// are calibrated and unsaturated (QuantizeVecRcp).
+// are calibrated and unsaturated (QuantizeVecRcp). `rcp_in`, when given, holds the reciprocals
+// (indexed like eff) as Reciprocals would compute them, and `every_in` whether all are on the
+// reciprocal path.
 template <Value V, bool kBytes, bool kCalibrated = false, class VU>
 HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, std::size_t b,
                               const float* HWY_RESTRICT eff, std::size_t j0, std::int32_t* HWY_RESTRICT codes,
-                              std::uint8_t* HWY_RESTRICT fields, float* HWY_RESTRICT effrow, std::size_t last, VU& nan_acc) {
+                              std::uint8_t* HWY_RESTRICT fields, float* HWY_RESTRICT effrow, std::size_t last, VU& nan_acc,
+                              [[maybe_unused]] const float* HWY_RESTRICT rcp_in = nullptr,
+                              [[maybe_unused]] bool every_in = false) {
   const hn::ScalableTag<float> d;
   const std::size_t lanes = hn::Lanes(d);
   // Only one of the two outputs exists: no pointer arithmetic on the null one.
@@ -660,10 +672,13 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
   if (b % lanes == 0 && c0 % b == 0 && (c1 - c0) % b == 0) {
     // Whole blocks of whole vectors (the common case): the reciprocals of the chunk's scales a
     // vector at a time, then the blocks.
-    const std::size_t nb = (c1 - c0) / b;  // <= kChunk / lanes
+    const std::size_t nb = (c1 - c0) / b;  // <= max(kChunk, kFusedChunk) / lanes
     const float* HWY_RESTRICT es = eff + (c0 / b - j0);
-    alignas(HWY_MAX_BYTES) float rcp[kChunk / 4];
-    const bool every = Reciprocals(es, nb, rcp, kCalibrated ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
+    alignas(HWY_MAX_BYTES) float rcp_own[std::max(kChunk, kFusedChunk) / 4];
+    const float* HWY_RESTRICT rcp = rcp_in != nullptr ? rcp_in + (c0 / b - j0) : rcp_own;
+    const bool every = rcp_in != nullptr
+                           ? every_in
+                           : Reciprocals(es, nb, rcp_own, kCalibrated ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
     switch (const int shift = VectorsPerBlockLog2(b, lanes)) {
       case 0: return QuantizeBlocks<V, kBytes, 0, kCalibrated>(d, xr, c0, nb, 0, es, rcp, every, last, codes_at, fields_at, nan_acc);
       case 1: return QuantizeBlocks<V, kBytes, 1, kCalibrated>(d, xr, c0, nb, 1, es, rcp, every, last, codes_at, fields_at, nan_acc);
@@ -775,15 +790,16 @@ HWY_INLINE hn::Vec<DI> ReduceBlockMaxima(DI di, hn::Vec<DI>* HWY_RESTRICT m) {
   return m[0];
 }
 
-// AbsMaxBlocks for blocks of b elements, a whole number of vectors: 2^kShift of them, or with
-// kShift = -1 any number (b / Lanes). Lanes blocks at a time from block j, whole groups only;
-// with kShift >= 0 every load and prefetch offset is a compile-time constant from the group's
-// start. The prefetches run kPrefetch ahead of the group, moved back near the end so that the
-// whole group's prefetch range ends at element `last` (no pointer past the tensor; the group
-// itself lies within it, so the range never starts before it).
-template <int kShift>
+// The block maxima of groups of Lanes blocks of b elements from x, a whole number of vectors
+// each: 2^kShift of them, or with kShift = -1 any number (b / Lanes). Whole groups only, from
+// block j on; each group's maxima (|x| bits, one block per lane) go to sink(j, vector) while
+// still in a register. With kShift >= 0 every load and prefetch offset is a compile-time constant
+// from the group's start. The prefetches run kPrefetch ahead of the group, moved back near the end
+// so that the whole group's prefetch range ends at element `last` (no pointer past the tensor;
+// the group itself lies within it, so the range never starts before it).
+template <int kShift, class Sink>
 HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, std::size_t last,
-                             std::uint32_t* HWY_RESTRICT amax, std::size_t& j) {
+                             Sink&& sink, std::size_t& j) {
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
   const hn::RebindToUnsigned<decltype(d)> du;
@@ -806,39 +822,19 @@ HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t b, std::si
       }
       m[k] = acc;
     }
-    hn::StoreU(hn::BitCast(du, ReduceBlockMaxima<kLanes>(di, m)), du, amax + j);
+    sink(j, hn::BitCast(du, ReduceBlockMaxima<kLanes>(di, m)));
   }
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
-// Max of |x| bits of `blocks` consecutive blocks of b elements at x, into amax[0..blocks).
-// When b is a multiple of the vector length, a group of Lanes blocks is reduced together: one
-// vector of partial maxima per block, then ReduceBlockMaxima. The lane count is a compile-time
-// constant, so the partial maxima stay in registers, and so is the block's vector count when it
-// is 1, 2, 4 or 8 (AbsMaxGroups). The input is prefetched kPrefetch ahead, up to element `last`
-// of x. Not inlined: one copy per target serves every value type.
-HWY_NOINLINE void AbsMaxBlocks(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, [[maybe_unused]] std::size_t last,
-                               std::uint32_t* HWY_RESTRICT amax) {
-  std::size_t j = 0;
-#if HWY_TARGET != HWY_SCALAR
-  constexpr std::size_t kLanes = hn::MaxLanes(hn::ScalableTag<float>());  // == Lanes on every x86 target
-  if (b % kLanes == 0) {
-    switch (VectorsPerBlockLog2(b, kLanes)) {
-      case 0: AbsMaxGroups<0>(x, b, blocks, last, amax, j); break;
-      case 1: AbsMaxGroups<1>(x, b, blocks, last, amax, j); break;
-      case 2: AbsMaxGroups<2>(x, b, blocks, last, amax, j); break;
-      case 3: AbsMaxGroups<3>(x, b, blocks, last, amax, j); break;
-      default: AbsMaxGroups<-1>(x, b, blocks, last, amax, j); break;
-    }
-  }
-#endif
-  for (; j < blocks; ++j) amax[j] = AbsMaxSpan(x + j * b, b);
-}
-
 // SPEC §2 round-up of scales s >= 0 (not NaN) onto a dtype's grid, lane-wise, the same
 // operations as detail::round_up: saturate, fixed-spacing subnormal range, else bit round-up.
-template <ScaleDtype DT, class D>
+// kSub false: the caller knows that no lane lies in the subnormal range (below kSubnormal<DT>).
+template <ScaleDtype DT>
+inline constexpr float kSubnormal = DT == ScaleDtype::f16 ? 0x1p-14f : DT == ScaleDtype::ue4m3 ? 0x1p-6f : 0.0f;
+
+template <ScaleDtype DT, bool kSub = true, class D>
 HWY_INLINE hn::Vec<D> RoundUpVec(D d, hn::Vec<D> s) {
   if constexpr (DT == ScaleDtype::f32 || DT == ScaleDtype::ue8m0) {
     return s;
@@ -847,19 +843,19 @@ HWY_INLINE hn::Vec<D> RoundUpVec(D d, hn::Vec<D> s) {
     constexpr float kMax = DT == ScaleDtype::f16 ? 65504.0f : DT == ScaleDtype::bf16 ? 0x1.fep127f : 448.0f;
     constexpr std::uint32_t kStep = DT == ScaleDtype::f16 ? (1u << 13) : DT == ScaleDtype::bf16 ? (1u << 16) : (1u << 20);
     auto up = hn::BitCast(d, hn::And(hn::Add(hn::BitCast(du, s), hn::Set(du, kStep - 1)), hn::Set(du, ~(kStep - 1))));
-    if constexpr (DT != ScaleDtype::bf16) {
-      constexpr float kSub = DT == ScaleDtype::f16 ? 0x1p-14f : 0x1p-6f;  // below: fixed spacing
-      constexpr float kQ = DT == ScaleDtype::f16 ? 0x1p24f : 0x1p9f;
+    if constexpr (DT != ScaleDtype::bf16 && kSub) {
+      constexpr float kQ = DT == ScaleDtype::f16 ? 0x1p24f : 0x1p9f;  // below kSubnormal: fixed spacing
       // Exact (powers of 2). Abs: Highway 1.0.3's scalar Ceil(+0) returns -0; s >= 0 here.
       const auto sub = hn::Mul(hn::Abs(hn::Ceil(hn::Mul(s, hn::Set(d, kQ)))), hn::Set(d, 1.0f / kQ));
-      up = hn::IfThenElse(hn::Lt(s, hn::Set(d, kSub)), sub, up);
+      up = hn::IfThenElse(hn::Lt(s, hn::Set(d, kSubnormal<DT>)), sub, up);
     }
     return hn::IfThenElse(hn::Ge(s, hn::Set(d, kMax)), hn::Set(d, kMax), up);
   }
 }
 
-// The stored-scale pattern (SPEC §7) of values already on the dtype grid, as encode_scale gives.
-template <ScaleDtype DT, class D>
+// The stored-scale pattern (SPEC §7) of values already on the dtype grid, as encode_scale gives
+// (kSub false: as RoundUpVec).
+template <ScaleDtype DT, bool kSub = true, class D>
 HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> EncodeScaleVec(D d, hn::Vec<D> st) {
   const hn::RebindToUnsigned<D> du;
   const hn::RebindToSigned<D> di;
@@ -871,13 +867,17 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> EncodeScaleVec(D d, hn::Vec<D> st) {
   } else {
     constexpr int kMbits = DT == ScaleDtype::f16 ? 10 : 3;
     constexpr int kBias = DT == ScaleDtype::f16 ? 15 : 7;
-    constexpr float kSub = DT == ScaleDtype::f16 ? 0x1p-14f : 0x1p-6f;
     constexpr float kQ = DT == ScaleDtype::f16 ? 0x1p24f : 0x1p9f;
     const auto normal = hn::Sub(hn::ShiftRight<23 - kMbits>(b), hn::Set(du, static_cast<std::uint32_t>(127 - kBias) << kMbits));
-    // Subnormal patterns count quanta; the product is an exact small integer there (and large
-    // lanes, converted with saturation, are not selected).
-    const auto sub = hn::BitCast(du, hn::ConvertTo(di, hn::Mul(st, hn::Set(d, kQ))));
-    return hn::IfThenElse(hn::RebindMask(du, hn::Lt(st, hn::Set(d, kSub))), sub, normal);
+    if constexpr (!kSub) {
+      (void)di;
+      return normal;
+    } else {
+      // Subnormal patterns count quanta; the product is an exact small integer there (and large
+      // lanes, converted with saturation, are not selected).
+      const auto sub = hn::BitCast(du, hn::ConvertTo(di, hn::Mul(st, hn::Set(d, kQ))));
+      return hn::IfThenElse(hn::RebindMask(du, hn::Lt(st, hn::Set(d, kSubnormal<DT>))), sub, normal);
+    }
   }
 }
 
@@ -897,7 +897,7 @@ HWY_INLINE void StorePatterns(DU du, hn::Vec<DU> enc, std::size_t r, std::uint8_
     }
   } else {
     constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
-    alignas(HWY_MAX_BYTES) std::uint32_t cb[kMax];
+    alignas(HWY_MAX_BYTES) std::uint32_t cb[kMax] = {};  // (GCC cannot tell that r <= Lanes)
     hn::Store(enc, du, cb);
     for (std::size_t k = 0; k < r; ++k) detail::store_le(out + k * w, cb[k], w);
   }
@@ -925,53 +925,119 @@ HWY_INLINE hn::Vec<DU> LoadPatterns(DU du, const std::uint8_t* HWY_RESTRICT in, 
   return hn::Load(du, pat);
 }
 
-// Calibrated scale of each block from its max |x| bits (SPEC §8: fl(fl(2 * alpha) / range)), then
-// stored (round-up), effective (0 becomes 0.1) and encoded, blocks in vector lanes. False when a
-// maximum is NaN or ±Inf or 2 * alpha overflows.
-template <ScaleDtype DT>
-bool BlockScalesT(const std::uint32_t* HWY_RESTRICT amax, std::size_t count, float range, float* HWY_RESTRICT eff,
-                  std::uint8_t* HWY_RESTRICT out, bool& saturated) {
-  const hn::ScalableTag<float> d;
-  const hn::RebindToUnsigned<decltype(d)> du;
-  const hn::RebindToSigned<decltype(d)> di;
-  const std::size_t lanes = hn::Lanes(d);
-  constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
-  constexpr std::size_t w = DT == ScaleDtype::f32 ? 4 : (DT == ScaleDtype::f16 || DT == ScaleDtype::bf16) ? 2 : 1;
-  for (std::size_t i = 0; i < count; i += lanes) {
-    const std::size_t r = std::min(lanes, count - i);
-    const bool full = r == lanes;  // whole vectors load and store in place; a tail is staged
-    alignas(HWY_MAX_BYTES) std::uint32_t ab[kMax] = {};
-    alignas(HWY_MAX_BYTES) float eb[kMax];
-    if (!full) std::copy(amax + i, amax + i + r, ab);
-    const auto a = full ? hn::LoadU(du, amax + i) : hn::Load(du, ab);
-    if (!hn::AllFalse(di, IGe(hn::BitCast(di, a), hn::Set(di, 0x7F800000)))) return false;
-    const auto twice = hn::Mul(hn::Set(d, 2.0f), hn::BitCast(d, a));
-    if (!hn::AllFalse(d, hn::IsInf(twice))) return false;
-    const auto quotient = hn::Div(twice, hn::Set(d, range));
-    const auto stored = RoundUpVec<DT>(d, quotient);
-    saturated = saturated || !hn::AllFalse(d, hn::Lt(stored, quotient));
-    const auto e = hn::IfThenElse(hn::Eq(stored, hn::Zero(d)), hn::Set(d, 0.1f), stored);  // burn's valid_scale
-    if (full) {
-      hn::StoreU(e, d, eff + i);
-    } else {
-      hn::Store(e, d, eb);
-      std::copy(eb, eb + r, eff + i);
-    }
-    StorePatterns<DT>(du, EncodeScaleVec<DT>(d, stored), r, out + i * w);
+// Calibrated scales of one vector of blocks from their max |x| bits `a` (SPEC §8: fl(fl(2 * alpha) /
+// range)), stored (round-up, SPEC §2) and encoded into `enc`; returns the effective scales (0
+// becomes 0.1, SPEC §5). Lanes whose maximum is NaN or ±Inf, or whose 2 * alpha overflows, are
+// added to `bad` and computed as 0 (no NaN reaches a conversion); lanes whose stored scale is below
+// its quotient (saturated at the dtype's maximum) to `saturated`.
+template <ScaleDtype DT, class D>
+HWY_INLINE hn::Vec<D> CalibratedScaleVec(D d, hn::Vec<hn::RebindToUnsigned<D>> a, hn::Vec<D> range,
+                                         hn::Vec<hn::RebindToUnsigned<D>>& enc, hn::Mask<D>& bad,
+                                         hn::Mask<D>& saturated) {
+  const hn::RebindToSigned<D> di;
+  const auto twice = hn::Mul(hn::Set(d, 2.0f), hn::BitCast(d, a));
+  const auto invalid =
+      hn::Or(hn::RebindMask(d, IGe(hn::BitCast(di, a), hn::Set(di, 0x7F800000))), hn::Not(hn::IsFinite(twice)));
+  bad = hn::Or(bad, invalid);
+  const auto quotient = hn::Div(hn::IfThenZeroElse(invalid, twice), range);
+  hn::Vec<D> stored;
+  if (kSubnormal<DT> > 0.0f && !hn::AllFalse(d, hn::Lt(quotient, hn::Set(d, kSubnormal<DT>)))) {
+    stored = RoundUpVec<DT>(d, quotient);
+    enc = EncodeScaleVec<DT>(d, stored);
+  } else {  // the common case: no scale in the dtype's subnormal range (it is stored >= quotient)
+    stored = RoundUpVec<DT, false>(d, quotient);
+    enc = EncodeScaleVec<DT, false>(d, stored);
   }
-  return true;
+  saturated = hn::Or(saturated, hn::Lt(stored, quotient));
+  return hn::IfThenElse(hn::Eq(stored, hn::Zero(d)), hn::Set(d, 0.1f), stored);  // burn's valid_scale
 }
 
-bool BlockScales(ScaleDtype dt, const std::uint32_t* amax, std::size_t count, float range, float* eff, std::uint8_t* out,
-                 bool& saturated) {
+// What CalibrateBlocks found in a chunk.
+struct ChunkFacts {
+  bool bad = false;        // a NaN or ±Inf maximum, or 2 * alpha overflowing (the unfused path reports it)
+  bool saturated = false;  // some block's stored scale is below its quotient
+  bool every = true;       // every block takes the reciprocal path
+};
+
+// One-level minmax calibration of `blocks` consecutive blocks of b elements at x: eff[k] the
+// effective scale of block k, rcp[k] = fl(1 / eff[k]) when that is on the reciprocal path (else
+// `none`: the mark QuantizeChunk expects), and the stored scales encoded to `out`. Groups of Lanes
+// blocks of whole vectors go from their maxima, still in registers, straight on to their scales
+// and reciprocals (AbsMaxGroups), so a group's divisions overlap the next group's loads; the rest
+// take one staged vector of maxima at a time. The input is prefetched kPrefetch ahead, up to
+// element `last` of x. Not inlined: one copy per target and dtype serves every value type.
+template <ScaleDtype DT>
+HWY_NOINLINE ChunkFacts CalibrateBlocks(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks,
+                                        [[maybe_unused]] std::size_t last, float range, float none,
+                                        float* HWY_RESTRICT eff, float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
+  constexpr std::size_t w = DT == ScaleDtype::f32 ? 4 : (DT == ScaleDtype::f16 || DT == ScaleDtype::bf16) ? 2 : 1;
+  auto bad = hn::FirstN(d, 0);
+  auto saturated = bad;
+  auto off_path = bad;
+  const auto rangev = hn::Set(d, range);
+  // The first r lanes of a vector of maxima, blocks j to j + r.
+  auto scales = [&](std::size_t j, hn::Vec<decltype(du)> a, std::size_t r) HWY_ATTR {
+    auto enc = hn::Zero(du);
+    const auto e = CalibratedScaleVec<DT>(d, a, rangev, enc, bad, saturated);
+    const auto ok = hn::And(hn::Ge(e, hn::Set(d, kRcpMinEff)), hn::Le(e, hn::Set(d, kRcpMaxEff)));
+    const auto rc = hn::IfThenElse(ok, hn::Div(hn::Set(d, 1.0f), e), hn::Set(d, none));
+    if (r == kLanes) {
+      off_path = hn::Or(off_path, hn::Not(ok));
+      hn::StoreU(e, d, eff + j);
+      hn::StoreU(rc, d, rcp + j);
+    } else {
+      off_path = hn::Or(off_path, hn::AndNot(ok, hn::FirstN(d, r)));
+      alignas(HWY_MAX_BYTES) float eb[kLanes], rb[kLanes];
+      hn::Store(e, d, eb);
+      hn::Store(rc, d, rb);
+      std::copy(eb, eb + r, eff + j);
+      std::copy(rb, rb + r, rcp + j);
+    }
+    StorePatterns<DT>(du, enc, r, out + j * w);
+  };
+  std::size_t j = 0;
+#if HWY_TARGET != HWY_SCALAR
+  if (b % kLanes == 0) {
+    // One group behind: a group's scales come after the next group's maxima in program order.
+    std::size_t pending = SIZE_MAX;
+    auto pending_max = hn::Zero(du);
+    auto full = [&](std::size_t k, hn::Vec<decltype(du)> a) HWY_ATTR {
+      if (pending != SIZE_MAX) scales(pending, pending_max, kLanes);
+      pending = k;
+      pending_max = a;
+    };
+    switch (VectorsPerBlockLog2(b, kLanes)) {
+      case 0: AbsMaxGroups<0>(x, b, blocks, last, full, j); break;
+      case 1: AbsMaxGroups<1>(x, b, blocks, last, full, j); break;
+      case 2: AbsMaxGroups<2>(x, b, blocks, last, full, j); break;
+      case 3: AbsMaxGroups<3>(x, b, blocks, last, full, j); break;
+      default: AbsMaxGroups<-1>(x, b, blocks, last, full, j); break;
+    }
+    if (pending != SIZE_MAX) scales(pending, pending_max, kLanes);
+  }
+#endif
+  for (; j < blocks; j += kLanes) {
+    const std::size_t r = std::min(kLanes, blocks - j);
+    alignas(HWY_MAX_BYTES) std::uint32_t ab[kLanes] = {};  // padding lanes: maximum 0, harmless
+    for (std::size_t k = 0; k < r; ++k) ab[k] = AbsMaxSpan(x + (j + k) * b, b);
+    scales(j, hn::Load(du, ab), r);
+  }
+  return {!hn::AllFalse(d, bad), !hn::AllFalse(d, saturated), hn::AllFalse(d, off_path)};
+}
+
+HWY_INLINE ChunkFacts CalibrateChunk(ScaleDtype dt, const float* x, std::size_t b, std::size_t blocks, std::size_t last,
+                                     float range, float none, float* eff, float* rcp, std::uint8_t* out) {
   switch (dt) {
-    case ScaleDtype::f32: return BlockScalesT<ScaleDtype::f32>(amax, count, range, eff, out, saturated);
-    case ScaleDtype::f16: return BlockScalesT<ScaleDtype::f16>(amax, count, range, eff, out, saturated);
-    case ScaleDtype::bf16: return BlockScalesT<ScaleDtype::bf16>(amax, count, range, eff, out, saturated);
-    case ScaleDtype::ue4m3: return BlockScalesT<ScaleDtype::ue4m3>(amax, count, range, eff, out, saturated);
+    case ScaleDtype::f32: return CalibrateBlocks<ScaleDtype::f32>(x, b, blocks, last, range, none, eff, rcp, out);
+    case ScaleDtype::f16: return CalibrateBlocks<ScaleDtype::f16>(x, b, blocks, last, range, none, eff, rcp, out);
+    case ScaleDtype::bf16: return CalibrateBlocks<ScaleDtype::bf16>(x, b, blocks, last, range, none, eff, rcp, out);
+    case ScaleDtype::ue4m3: return CalibrateBlocks<ScaleDtype::ue4m3>(x, b, blocks, last, range, none, eff, rcp, out);
     case ScaleDtype::ue8m0: break;  // rejected by validate_scheme
   }
-  return false;
+  return {true, false, false};
 }
 
 // Decode of stored-scale patterns (u32 lanes holding w-byte patterns) to floats, exact, and
@@ -1062,25 +1128,133 @@ bool Scales(const detail::ScaleJob& job) {
   return false;
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// Whether any lane of the four sums fails QuantizeVecRcp's kCalibrated check ((t & kGridFrac) == 0).
+template <class DU>
+HWY_INLINE bool AnyNearTie(DU du, hn::Vec<DU> t0, hn::Vec<DU> t1, hn::Vec<DU> t2, hn::Vec<DU> t3, hn::Vec<DU> frac) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // The lanes that pass, as a chain of masked vptestmd (each keeps the lanes that passed so
+  // far), and one kortest for "all 16 pass": no mask arithmetic on port 0, where the shifts and
+  // this loop's other mask operations run.
+  (void)du;
+  __mmask16 pass = _mm512_test_epi32_mask(t0.raw, frac.raw);
+  pass = _mm512_mask_test_epi32_mask(pass, t1.raw, frac.raw);
+  pass = _mm512_mask_test_epi32_mask(pass, t2.raw, frac.raw);
+  pass = _mm512_mask_test_epi32_mask(pass, t3.raw, frac.raw);
+  return _kortestc_mask16_u8(pass, pass) == 0;
+#else
+  const auto z = hn::Zero(du);
+  const auto m01 = hn::Or(hn::Eq(hn::And(t0, frac), z), hn::Eq(hn::And(t1, frac), z));
+  const auto m23 = hn::Or(hn::Eq(hn::And(t2, frac), z), hn::Eq(hn::And(t3, frac), z));
+  return !hn::AllFalse(du, hn::Or(m01, m23));
+#endif
+}
+
+// Byte u of u32 lane i of `w` is lane i's field of vector u (u < 4): the four vectors' fields in
+// memory order, vector 0's lanes first.
+template <class DU>
+HWY_INLINE hn::Vec<hn::Repartition<std::uint8_t, DU>> FourVectorFields(DU du, hn::Vec<DU> w) {
+  const hn::Repartition<std::uint8_t, DU> d8;
+#if HWY_TARGET == HWY_AVX3_DL
+  (void)du;  // byte 16u + i is byte 4i + u: one vpermb
+  alignas(64) static constexpr std::uint8_t kIdx[64] = {
+      0, 4, 8,  12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 1, 5, 9,  13, 17, 21, 25, 29, 33, 37, 41, 45, 49, 53, 57, 61,
+      2, 6, 10, 14, 18, 22, 26, 30, 34, 38, 42, 46, 50, 54, 58, 62, 3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47, 51, 55, 59, 63};
+  return hn::Vec512<std::uint8_t>{_mm512_permutexvar_epi8(Hidden(hn::Load(d8, kIdx)).raw, hn::BitCast(d8, w).raw)};
+#else
+  // A 4x4 byte transpose in each 16-byte block: u32 lane u of block B then holds lanes 4B to
+  // 4B + 3 of vector u. Then that lane, 4B + u, moves to (Lanes / 4) u + B.
+  alignas(16) static constexpr std::uint8_t kT[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
+  auto t = hn::TableLookupBytes(hn::BitCast(d8, w), hn::LoadDup128(d8, kT));
+  constexpr std::size_t kLanes = hn::MaxLanes(du);
+  if constexpr (kLanes == 8) {
+    alignas(32) static constexpr std::int32_t kL[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+    t = hn::BitCast(d8, hn::TableLookupLanes(hn::BitCast(du, t), hn::SetTableIndices(du, kL)));
+  } else if constexpr (kLanes == 16) {
+    alignas(64) static constexpr std::int32_t kL[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
+    t = hn::BitCast(d8, hn::TableLookupLanes(hn::BitCast(du, t), hn::SetTableIndices(du, kL)));
+  } else {
+    static_assert(kLanes == 4, "one 16-byte block: the transpose is all");
+  }
+  return t;
+#endif
+}
+
+// The fields of nv whole vectors at x, in blocks of 2^kShift vectors of calibrated, unsaturated
+// integer scales (QuantizeVecRcp's kCalibrated form, whose argument covers every lane here):
+// block k has effective scale eff[k] and reciprocal rcp[k] (NaN: the division). Four vectors at a
+// time: when every lane of the four passes the check (AnyNearTie), their fields (bits 14 to 21 of
+// each sum t) are shifted to bytes 0 to 3 of one u32 vector, merged with three bitwise selects and
+// stored with one gather and one store, where vector by vector took a shift, a gather and a store
+// each (on AVX3_DL: 17 vector operations and one store for four vectors instead of 20 and four,
+// 5 of them on port 5 instead of 8); otherwise the four go through QuantizeVecRcp one by one (the
+// division for the lanes that need it). Fields go to fields[0, nv * Lanes).
+template <Value V, int kShift, class VU>
+HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, const float* HWY_RESTRICT eff,
+                                const float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT fields, VU& nan_acc) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const hn::Repartition<std::uint8_t, decltype(du)> d8;
+  constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
+  // The block of vector v + u, v a multiple of 4: (v >> kShift) + kOff[u].
+  constexpr std::size_t kOff[4] = {0, kShift == 0 ? 1u : 0u, kShift == 0 ? 2u : kShift == 1 ? 1u : 0u,
+                                   kShift == 0 ? 3u : kShift == 1 ? 1u : 0u};
+  const auto m = Konst(d, kGridM);
+  const auto frac = Konst(du, kGridFrac);
+  const auto sel1 = Konst(du, 0x0000FF00u), sel2 = Konst(du, 0x00FF0000u), sel3 = Konst(du, 0xFF000000u);
+  std::size_t v = 0;
+  for (; v + 4 <= nv; v += 4) {
+    const float* HWY_RESTRICT p = x + v * kLanes;
+    const std::size_t k = v >> kShift;
+    hn::Vec<decltype(du)> t[4];
+#pragma GCC unroll 4
+    for (std::size_t u = 0; u < 4; ++u) {
+      t[u] = hn::BitCast(du, hn::MulAdd(hn::LoadU(d, p + u * kLanes), hn::Set(d, rcp[k + kOff[u]]), m));
+    }
+    if (HWY_UNLIKELY(AnyNearTie(du, t[0], t[1], t[2], t[3], frac))) {
+      for (std::size_t u = 0; u < 4; ++u) {
+        QuantizeVecRcp<V, true, true>(d, p + u * kLanes, eff[k + kOff[u]], hn::Set(d, rcp[k + kOff[u]]), nullptr,
+                                      fields + (v + u) * kLanes, nan_acc);
+      }
+      continue;
+    }
+    auto w = hn::IfVecThenElse(sel1, hn::ShiftRight<6>(t[1]), hn::ShiftRight<14>(t[0]));
+    w = hn::IfVecThenElse(sel2, hn::ShiftLeft<2>(t[2]), w);
+    w = hn::IfVecThenElse(sel3, hn::ShiftLeft<10>(t[3]), w);
+    if constexpr (Fmt<V>::kBits < 8) w = hn::And(w, Konst(du, Fmt<V>::kMask * 0x01010101u));
+    hn::StoreU(FourVectorFields(du, w), d8, fields + v * kLanes);
+  }
+  for (; v < nv; ++v) {
+    QuantizeVecRcp<V, true, true>(d, x + v * kLanes, eff[v >> kShift], hn::Set(d, rcp[v >> kShift]), nullptr,
+                                  fields + v * kLanes, nan_acc);
+  }
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
 // One-level per-block minmax calibration and quantize in one pass (SPEC §8 then §5): per chunk,
-// the block maxima, then each block's scale exactly as calibrate and quantize compute it, then
-// the codes while the chunk is still in L1. Returns false, having written garbage, when the data
-// holds NaN or ±Inf or a block's 2 * alpha overflows: the caller then takes the unfused path,
-// which reports the reference's error.
+// the block maxima, each block's scale exactly as calibrate and quantize compute it and its
+// reciprocal (CalibrateBlocks), then the codes while the chunk is still in L1. Returns false,
+// having written garbage, when the data holds NaN or ±Inf or a block's 2 * alpha overflows: the
+// caller then takes the unfused path, which reports the reference's error.
 template <Value V>
 bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
+  using F = Fmt<V>;
   const RowGeometry& g = job.geo;
   const float* const x_end = job.x + g.rows * g.n;
   const hn::ScalableTag<std::int32_t> di;
   auto nan_acc = hn::Zero(di);  // unused: the block maxima already exclude NaN
-  alignas(64) std::uint8_t fieldbuf[kChunk];
-  alignas(64) float effrow[kChunk];
-  alignas(64) float eff[kChunk];
-  alignas(64) std::uint32_t amax[kChunk];
+  alignas(64) std::uint8_t fieldbuf[kFusedChunk];
+  alignas(64) float effrow[kFusedChunk];
+  alignas(64) float eff[kFusedChunk];
+  alignas(64) float rcp[kFusedChunk];
   const std::size_t b = g.b;
-  const std::size_t chunk = kChunk / b * b;
+  const std::size_t chunk = (g.rows * g.n * sizeof(float) > kFusedSmallBytes ? kChunk : kFusedChunk) / b * b;
   const std::size_t w = scale_bytes(job.dtype);
-  const float range = info(V).hi - info(V).lo;
+  const float range = F::kHi - F::kLo;
+  // The division path's mark in rcp: NaN fails every integer check (calibrated or not, see
+  // QuantizeVecRcp), 0 is what the minifloat loops test for.
+  const float none = F::kMini ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+  [[maybe_unused]] const int shift = VectorsPerBlockLog2(b, hn::Lanes(di));
   RowWalker walker(g);
   for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
     const float* xr = job.x + r * g.n;
@@ -1090,15 +1264,29 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       const std::size_t c1 = std::min(g.n, c0 + chunk);
       const std::size_t j0 = c0 / b;
       const std::size_t blocks = (c1 - c0) / b;
-      AbsMaxBlocks(xr + c0, b, blocks, last - c0, amax);
-      bool saturated = false;  // some block's scale is below its quotient (the dtype's maximum)
-      if (!BlockScales(job.dtype, amax, blocks, range, eff, job.scales + (walker.base() + j0) * w, saturated)) return false;
+      const ChunkFacts f =
+          CalibrateChunk(job.dtype, xr + c0, b, blocks, last - c0, range, none, eff, rcp, job.scales + (walker.base() + j0) * w);
+      if (f.bad) return false;
       std::uint8_t* fields = job.pack.per_byte == 1 ? row + c0 : fieldbuf;
-      if (!Fmt<V>::kMini && !saturated) {
-        QuantizeChunk<V, true, !Fmt<V>::kMini>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, last, nan_acc);
-      } else {
-        QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, last, nan_acc);
+      bool done = false;
+      if constexpr (!F::kMini) {
+        if (!f.saturated) {
+#if HWY_TARGET != HWY_SCALAR
+          const std::size_t nv = (c1 - c0) / hn::Lanes(di);
+          done = b % hn::Lanes(di) == 0;
+          switch (done ? shift : -1) {
+            case 0: CalibratedCodes<V, 0>(xr + c0, nv, eff, rcp, fields, nan_acc); break;
+            case 1: CalibratedCodes<V, 1>(xr + c0, nv, eff, rcp, fields, nan_acc); break;
+            case 2: CalibratedCodes<V, 2>(xr + c0, nv, eff, rcp, fields, nan_acc); break;
+            case 3: CalibratedCodes<V, 3>(xr + c0, nv, eff, rcp, fields, nan_acc); break;
+            default: done = false; break;
+          }
+#endif
+          if (!done) QuantizeChunk<V, true, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, last, nan_acc, rcp, f.every);
+          done = true;
+        }
       }
+      if (!done) QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, last, nan_acc, rcp, f.every);
       if (job.pack.per_byte > 1) PackFields(fieldbuf, c1 - c0, job.pack.per_byte, row + c0 / job.pack.per_byte);
     }
     ZeroPadding(row, g.n, job.pack);

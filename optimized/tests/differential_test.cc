@@ -725,6 +725,123 @@ TEST_P(DiffIntValue, CalibratedTies) {
   }
 }
 
+// The fused calibrate+quantize of integers codes whole blocks four vectors at a time
+// (quantize-inl.h, CalibratedCodes): one check of all 64 (AVX-512) lanes, then the four vectors'
+// fields merged into one store; a single lane near a tie sends the four through the per-vector
+// path. Blocks are 1 to 32 vectors wide on some target (4 to 128 elements), rows hold a number of
+// vectors of every residue mod 4 (the per-vector tail), and more than one chunk. Every block's
+// scale is exactly 2^e (its maximum is range / 2 * 2^e), its other values lie well away from a
+// tie, and single exact ties are planted at rotating places: each vector of a step, its first,
+// middle and last lane. The expected bytes are the reference's calibrate, quantize, serialize.
+TEST_P(DiffIntValue, CalibratedFourVectorSteps) {
+  const qc::ValueInfo& vi = qc::info(value_);
+  const std::string v(vi.name);
+  const float half_range = (vi.hi - vi.lo) / 2.0f;
+  std::mt19937 rng(23001);
+  for (const std::size_t b : {std::size_t{4}, std::size_t{8}, std::size_t{16}, std::size_t{32}, std::size_t{64}, std::size_t{128}}) {
+    for (const char* dtype : {"f16", "ue4m3", "bf16", "f32"}) {
+      const qc::Scheme s = scheme("value=" + v + ",block=" + std::to_string(b) + ":" + dtype);
+      // Rows of 4096 + b * {0, 1, 2, 3} / 4-ish elements: whole blocks, vector counts of every residue.
+      for (const std::size_t extra : {std::size_t{0}, b, 2 * b, 3 * b, 5 * b}) {
+        const std::size_t n = 4096 + extra;
+        std::vector<float> data(2 * n);
+        std::size_t planted = 0;
+        for (std::size_t j = 0; j < data.size() / b; ++j) {
+          const float scale = std::ldexp(1.0f, static_cast<int>(j % 5) - 2);  // 2^-2 .. 2^2
+          float* blk = data.data() + j * b;
+          for (std::size_t i = 0; i < b; ++i) {
+            // |y| = k + f, f in [0.1, 0.4] or [0.6, 0.9]: far from a tie, below the maximum.
+            const float k = static_cast<float>(rng() % static_cast<unsigned>(vi.hi));
+            const float f = 0.1f + static_cast<float>(rng() % 4096) / 4096.0f * 0.3f + ((rng() & 1) != 0 ? 0.5f : 0.0f);
+            const float y = std::min(k + f, half_range - 0.25f);
+            blk[i] = ((rng() & 1) != 0 ? -y : y) * scale;
+          }
+          blk[(j * 7) % b] = ((j & 1) != 0 ? -half_range : half_range) * scale;  // the block maximum
+          if (j % 3 == 1 && vi.hi >= 1.0f) {
+            // One exact tie, k + 1/2 below hi, at a place that moves through vectors and lanes.
+            const std::size_t at = (planted * 37 + (planted % 3) * (b / 2)) % b;
+            if (at != (j * 7) % b) {
+              const float k = static_cast<float>(rng() % static_cast<unsigned>(vi.hi));
+              blk[at] = ((planted & 1) != 0 ? -(k + 0.5f) : k + 0.5f) * scale;
+              ++planted;
+            }
+          }
+        }
+        check_calibrate(s, {2, n}, data, qc::Calibration::minmax, target_, "steps " + qc::print_scheme(s) + " n " + std::to_string(n));
+      }
+    }
+  }
+}
+
+// The fused calibration takes the dtype's subnormal scale range only for the groups of blocks
+// that reach it (quantize-inl.h, CalibratedScaleVec): f16 below 2^-14 and ue4m3 below 2^-6, one
+// block of a group, a whole group, every other group, and scales exactly at the threshold or one
+// float below it. Every value type, every scale dtype.
+TEST_P(DiffValue, CalibratedScaleRanges) {
+  const qc::ValueInfo& vi = qc::info(value_);
+  const std::string v(vi.name);
+  const float half_range = (vi.hi - vi.lo) / 2.0f;
+  std::mt19937 rng(24001);
+  for (const char* dtype : {"f16", "ue4m3", "bf16", "f32"}) {
+    const float threshold = std::string(dtype) == "ue4m3" ? 0x1p-6f : 0x1p-14f;
+    for (const std::size_t b : {std::size_t{16}, std::size_t{32}}) {
+      const qc::Scheme s = scheme("value=" + v + ",store=native,block=" + std::to_string(b) + ":" + dtype);
+      const std::size_t blocks = 256;  // 16 groups of 16 blocks, 4 chunks of 64 blocks at b = 32
+      for (int pattern = 0; pattern < 5; ++pattern) {
+        std::vector<float> data(blocks * b);
+        for (std::size_t j = 0; j < blocks; ++j) {
+          const std::size_t group = j / 16;
+          bool sub = false;
+          switch (pattern) {
+            case 0: sub = j % 16 == 5; break;       // one block of every group
+            case 1: sub = group == 3; break;        // one whole group
+            case 2: sub = group % 2 == 0; break;    // every other group
+            default: sub = j % 16 == 15 && group % 3 == 0; break;
+          }
+          // The block's scale: well below the threshold, exactly at it (pattern 3) or one float
+          // below it (pattern 4) when `sub`; else a normal one.
+          float scale = 0.75f * std::ldexp(1.0f, static_cast<int>(j % 9) - 4);
+          if (sub) scale = pattern == 3 ? threshold : pattern == 4 ? std::nextafter(threshold, 0.0f) : threshold * 0.3f;
+          float* blk = data.data() + j * b;
+          for (std::size_t i = 0; i < b; ++i) blk[i] = (static_cast<float>(rng() % 2001) / 1000.0f - 1.0f) * half_range * scale;
+          blk[(j * 3) % b] = half_range * scale;  // its maximum: the calibrated scale is `scale` rounded
+        }
+        check_calibrate(s, {blocks * b}, data, qc::Calibration::minmax, target_,
+                        "scale ranges " + qc::print_scheme(s) + " pattern " + std::to_string(pattern));
+      }
+    }
+  }
+}
+
+// NaN, ±Inf and a 2 * alpha overflow in the fused calibration, in the first block, the middle of
+// a group, the last whole group of a chunk (whose scales are computed after the loads of the
+// group before them) and the blocks after the last whole group: the reference's error kind each
+// time (nan-input before calibration-overflow, wherever they are).
+TEST_P(DiffValue, CalibratedGroupsRejectBadValues) {
+  const std::string v(qc::info(value_).name);
+  std::mt19937 rng(25001);
+  for (const std::size_t b : {std::size_t{16}, std::size_t{32}}) {
+    const qc::Scheme s = scheme("value=" + v + ",block=" + std::to_string(b) + ":f16");
+    const std::size_t blocks = 64 + 16 + 5;  // a whole chunk at b = 32, one more group, 5 more blocks
+    std::vector<float> clean(blocks * b);
+    for (float& x : clean) x = static_cast<float>(rng() % 2001) / 100.0f - 10.0f;
+    const std::vector<std::size_t> places = {0, 7 * b + 3, 63 * b + b - 1, 64 * b, 79 * b + 1, blocks * b - 1};
+    for (const std::size_t at : places) {
+      for (const float bad : {std::numeric_limits<float>::quiet_NaN(), kInf, -kInf, -FLT_MAX, FLT_MAX}) {
+        std::vector<float> data = clean;
+        data[at] = bad;
+        check_calibrate(s, {blocks * b}, data, qc::Calibration::minmax, target_,
+                        "bad " + hexf(bad) + " at " + std::to_string(at) + " " + qc::print_scheme(s));
+        if (std::isinf(bad)) {
+          data[(at + blocks * b / 2) % data.size()] = std::numeric_limits<float>::quiet_NaN();  // and a NaN elsewhere
+          check_calibrate(s, {blocks * b}, data, qc::Calibration::minmax, target_,
+                          "bad " + hexf(bad) + " at " + std::to_string(at) + " and NaN " + qc::print_scheme(s));
+        }
+      }
+    }
+  }
+}
+
 // Every error kind quantize can return, with the reference's kind.
 TEST_P(DiffValue, QuantizeErrors) {
   const std::string v(qc::info(value_).name);
