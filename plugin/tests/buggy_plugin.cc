@@ -3,9 +3,11 @@
 // 4 hangs, 5 reports a kind that does not exist, 6 quantizes right but its dequantize trusts the
 // bytes' codes: a q8s -128 (or any code quantize never writes) decodes instead of invalid-code.
 // 1 to 5 fail every dequantize with invalid-code.
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "qconform/plugin.h"
@@ -29,8 +31,9 @@ int buggy_quantize(const char* scheme, const size_t* shape, size_t rank, const f
     *p = 1;  // a crash
   }
   if (QCONFORM_BUG == 4) {
-    while (true) {
-    }
+    // A hang with a side effect in the loop: an empty infinite loop is undefined behaviour in
+    // C++, and clang removed it (this plugin then returned at once, with a garbage result).
+    for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const std::vector<std::size_t> dims(shape, shape + rank);
   auto t = qconform::quantize(s.value(), dims, {input, count}, {scales, scale_count},
