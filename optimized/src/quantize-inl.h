@@ -1231,6 +1231,32 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
 }
 #endif  // HWY_TARGET != HWY_SCALAR
 
+// The codes of elements [c0, c1) of a row whose blocks have calibrated, unsaturated integer scales
+// (kCalibrated; eff, rcp and `every` as QuantizeChunk takes them): four vectors at a time when a
+// block is 1, 2, 4 or 8 vectors (CalibratedCodes), else QuantizeChunk's loops.
+template <Value V, class VU>
+HWY_INLINE void CalibratedChunk(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, std::size_t b, std::size_t j0,
+                                const float* HWY_RESTRICT eff, const float* HWY_RESTRICT rcp, bool every,
+                                std::uint8_t* HWY_RESTRICT fields, float* HWY_RESTRICT effrow, std::size_t last, VU& nan_acc) {
+  static_assert(!Fmt<V>::kMini, "calibrated codes are integers");
+#if HWY_TARGET != HWY_SCALAR
+  const std::size_t lanes = hn::Lanes(hn::ScalableTag<float>());
+  if (b % lanes == 0 && c0 % b == 0 && (c1 - c0) % b == 0) {
+    const std::size_t nv = (c1 - c0) / lanes;
+    const float* HWY_RESTRICT es = eff + (c0 / b - j0);
+    const float* HWY_RESTRICT rs = rcp + (c0 / b - j0);
+    switch (VectorsPerBlockLog2(b, lanes)) {
+      case 0: return CalibratedCodes<V, 0>(xr + c0, nv, es, rs, fields, nan_acc);
+      case 1: return CalibratedCodes<V, 1>(xr + c0, nv, es, rs, fields, nan_acc);
+      case 2: return CalibratedCodes<V, 2>(xr + c0, nv, es, rs, fields, nan_acc);
+      case 3: return CalibratedCodes<V, 3>(xr + c0, nv, es, rs, fields, nan_acc);
+      default: break;
+    }
+  }
+#endif
+  QuantizeChunk<V, true, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, last, nan_acc, rcp, every);
+}
+
 // One-level per-block minmax calibration and quantize in one pass (SPEC §8 then §5): per chunk,
 // the block maxima, each block's scale exactly as calibrate and quantize compute it and its
 // reciprocal (CalibrateBlocks), then the codes while the chunk is still in L1. Returns false,
@@ -1254,7 +1280,6 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   // The division path's mark in rcp: NaN fails every integer check (calibrated or not, see
   // QuantizeVecRcp), 0 is what the minifloat loops test for.
   const float none = F::kMini ? 0.0f : std::numeric_limits<float>::quiet_NaN();
-  [[maybe_unused]] const int shift = VectorsPerBlockLog2(b, hn::Lanes(di));
   RowWalker walker(g);
   for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
     const float* xr = job.x + r * g.n;
@@ -1268,25 +1293,12 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
           CalibrateChunk(job.dtype, xr + c0, b, blocks, last - c0, range, none, eff, rcp, job.scales + (walker.base() + j0) * w);
       if (f.bad) return false;
       std::uint8_t* fields = job.pack.per_byte == 1 ? row + c0 : fieldbuf;
-      bool done = false;
+      bool calibrated = false;  // the kCalibrated codes (QuantizeVecRcp) apply
       if constexpr (!F::kMini) {
-        if (!f.saturated) {
-#if HWY_TARGET != HWY_SCALAR
-          const std::size_t nv = (c1 - c0) / hn::Lanes(di);
-          done = b % hn::Lanes(di) == 0;
-          switch (done ? shift : -1) {
-            case 0: CalibratedCodes<V, 0>(xr + c0, nv, eff, rcp, fields, nan_acc); break;
-            case 1: CalibratedCodes<V, 1>(xr + c0, nv, eff, rcp, fields, nan_acc); break;
-            case 2: CalibratedCodes<V, 2>(xr + c0, nv, eff, rcp, fields, nan_acc); break;
-            case 3: CalibratedCodes<V, 3>(xr + c0, nv, eff, rcp, fields, nan_acc); break;
-            default: done = false; break;
-          }
-#endif
-          if (!done) QuantizeChunk<V, true, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, last, nan_acc, rcp, f.every);
-          done = true;
-        }
+        calibrated = !f.saturated;
+        if (calibrated) CalibratedChunk<V>(xr, c0, c1, b, j0, eff, rcp, f.every, fields, effrow, last, nan_acc);
       }
-      if (!done) QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, last, nan_acc, rcp, f.every);
+      if (!calibrated) QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, last, nan_acc, rcp, f.every);
       if (job.pack.per_byte > 1) PackFields(fieldbuf, c1 - c0, job.pack.per_byte, row + c0 / job.pack.per_byte);
     }
     ZeroPadding(row, g.n, job.pack);
