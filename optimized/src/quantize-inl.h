@@ -221,11 +221,45 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<DF>> Encode(DF df, hn::Vec<DF> y) {
 // format's subnormal quantum, so the pattern of the sum counts quanta above C's (exact, under the
 // entry point's round-to-nearest). Saturation (±Inf included) is a minimum: the code is monotonic
 // in a. Garbage in lanes whose pattern is NaN or above.
+// e2m1's code for every magnitude in each quarter-binade from 2^-2 up (index 1 + 4 (e + 2) + m
+// for [2^e (1 + m / 4), 2^e (1 + (m + 1) / 4)); index 0 is everything below 2^-2, 21 and up
+// everything from 8). Every midpoint of two e2m1 values (0.25, 0.75, 1.25, 1.75, 2.5, 3.5 and 5)
+// starts a quarter-binade, so the code is constant inside each one, away from the midpoints: the
+// number of midpoints at or below its lower end.
+struct QuarterCodes {
+  std::int32_t code[32];
+};
+constexpr QuarterCodes E2m1QuarterCodes() {
+  constexpr float kMidpoints[7] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
+  QuarterCodes t{};
+  for (int i = 1; i < 32; ++i) {
+    float lo = 0.25f;  // 2^-2 * 2^((i - 1) / 4) * (1 + ((i - 1) % 4) / 4), exact
+    for (int e = 0; e < (i - 1) / 4; ++e) lo *= 2.0f;
+    lo *= 1.0f + static_cast<float>((i - 1) % 4) / 4.0f;
+    for (float m : kMidpoints) t.code[i] += m <= lo ? 1 : 0;
+  }
+  return t;
+}
+
 template <Value V, class DU>
 HWY_INLINE hn::Vec<DU> MagnitudeCode(DU du, hn::Vec<DU> a) {
   using F = Fmt<V>;
   const hn::RebindToSigned<DU> di;
   const hn::RebindToFloat<DU> df;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if constexpr (V == Value::e2m1) {
+    // One two-table lookup by quarter-binade (E2m1QuarterCodes): |q| clamped to 8 (NaN lanes
+    // become 8: garbage, as allowed), bits 21 up less 499 (saturating at 0 on the 16-bit halves:
+    // the pattern's high half is then 0), four operations instead of seven.
+    static constexpr QuarterCodes kQuarters = E2m1QuarterCodes();
+    const hn::Repartition<std::uint16_t, DU> d16;
+    const auto clamped = hn::BitCast(du, hn::Min(hn::BitCast(df, a), Konst(df, 8.0f)));
+    const auto idx = hn::SaturatedSub(hn::BitCast(d16, hn::ShiftRight<21>(clamped)), Konst(d16, 499));
+    const hn::Full512<std::int32_t> d32;
+    const auto lo = Hidden(hn::LoadU(d32, kQuarters.code)), hi = Hidden(hn::LoadU(d32, kQuarters.code + 16));
+    return hn::BitCast(du, hn::Vec512<std::int32_t>{_mm512_permutex2var_epi32(lo.raw, hn::BitCast(du, idx).raw, hi.raw)});
+  }
+#endif
   constexpr int kS = 23 - F::kMbits;
   constexpr std::uint32_t kCBits = static_cast<std::uint32_t>(127 + 1 - F::kBias - F::kMbits + 23) << 23;
   const auto normal = hn::ShiftRight<kS>(
@@ -406,9 +440,16 @@ HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, float eff, hn::
     amax = hn::Max(amax, hn::BitCast(di, a));
     const auto a16 = hn::BitCast(di, hn::Add(a, Konst(du, static_cast<std::uint32_t>(kNearUlps))));
     // (a16 >= kHalfQuantumBits as a16 > kHalfQuantumBits - 1: one compare, no mask negation)
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    // The second compare masked by the first: no kandw on port 0.
+    const __mmask16 above = _mm512_cmpgt_epi32_mask(a16.raw, Konst(di, kHalfQuantumBits - 1).raw);
+    exact = _mm512_mask_cmplt_epi32_mask(above, hn::And(a16, Konst(di, (1 << (kS - 1)) - 1)).raw,
+                                         Konst(di, 2 * kNearUlps).raw) == 0;
+#else
     const auto near = hn::And(hn::Lt(hn::And(a16, Konst(di, (1 << (kS - 1)) - 1)), Konst(di, 2 * kNearUlps)),
                               hn::Gt(a16, Konst(di, kHalfQuantumBits - 1)));
     exact = hn::AllFalse(di, near);
+#endif
     code = hn::BitCast(di, hn::OrAnd(MagnitudeCode<V>(du, a), hn::ShiftRight<31 - F::kWidth>(bits),
                                      Konst(du, 1u << F::kWidth)));
   }

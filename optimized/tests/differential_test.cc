@@ -475,6 +475,40 @@ TEST_P(DiffValue, LongRows) {
   }
 }
 
+// Every 1/256 of every binade from 2^-20 to 2^17, with its float neighbours and both signs,
+// through quantize: every rounding boundary of every minifloat (midpoints of e2m1 lie on quarter
+// binades, of e4m3 on sixteenths), its subnormal range and its saturation, for a scale of 1 (an
+// exact reciprocal), one with an inexact reciprocal, and per-block scales. Before this test only
+// the exhaustive sweep (not in the default ctest run) covered every boundary of every format.
+TEST_P(DiffValue, BinadeSweep) {
+  const std::string v(qc::info(value_).name);
+  std::vector<float> values;
+  for (int e = -20; e <= 17; ++e) {
+    for (int m = 0; m < 256; ++m) {
+      const float x = std::ldexp(1.0f + static_cast<float>(m) / 256.0f, e);
+      for (const float y : {x, std::nextafter(x, 0.0f), std::nextafter(x, kInf)}) {
+        values.push_back(y);
+        values.push_back(-y);
+      }
+    }
+  }
+  const std::size_t n = values.size();  // a multiple of 16 (38 * 256 * 6)
+  for (const std::string& level : {std::string(""), std::string(",block=16:f16")}) {
+    const qc::Scheme s = scheme("value=" + v + level);
+    for (const float scale : {1.0f, 0.7f}) {
+      Case c;
+      c.s = s;
+      c.shape = {n};
+      c.buf = values;
+      c.count = n;
+      const std::size_t blocks = level.empty() ? 1 : n / 16;
+      for (std::size_t k = 0; k < blocks; ++k) c.scales.push_back(k % 3 == 2 ? scale * 3.0f : scale);
+      c.label = "binade sweep " + qc::print_scheme(s) + " scale " + hexf(scale);
+      check_case(c, target_);
+    }
+  }
+}
+
 // Blocks of one vector (4, 8 and 16 elements: a vector of SSE4, AVX2 and AVX-512) in rows of
 // many chunks, some blocks of every chunk off the reciprocal path: the kernels' block loop skips
 // the per-block test of the reciprocal only when no block of the chunk needs the division.
