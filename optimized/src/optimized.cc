@@ -437,26 +437,63 @@ Status quantize_into(const Scheme& s, std::span<const std::size_t> shape, std::s
   return {};
 }
 
+namespace {
+
+// The one-pass calibrate+quantize plan of the last (scheme, shape, length) a thread ran it on: its
+// validation, layout and row geometry are a function of those three alone, so a repeated call
+// (every layer of one shape, every step of a loop) skips them. The validation ran, and passed, on
+// the first call; nothing else is cached. Only plans that passed are stored.
+struct OnePassPlan {
+  bool valid = false;
+  Scheme scheme;
+  Dims shape;
+  std::size_t len = 0;
+  std::size_t total_bytes = 0;
+  std::size_t storage_bytes = 0;
+  detail::CalibrateQuantizeJob job;  // everything but the three pointers
+};
+
+// Builds the plan when the one pass applies: one-level per-block minmax whose block lies inside
+// one row and divides it, on a layout packed along the last axis.
+bool make_one_pass_plan(const Scheme& s, std::span<const std::size_t> shape, std::size_t len, OnePassPlan& plan) {
+  plan.valid = false;
+  if (!s.block || s.tensor || s.mode != Mode::symmetric || s.block->dims.size() != 1 || !validate_scheme(s).ok()) {
+    return false;
+  }
+  Layout l;
+  if (!make_layout_into(s, shape, len, l).ok() || l.rank < 1) return false;
+  const std::optional<Packing> pk = row_packing(l);
+  const RowGeometry g = geometry(l);
+  if (!pk || g.n % g.b != 0) return false;
+  plan.scheme = s;
+  plan.shape.assign(shape);
+  plan.len = len;
+  plan.total_bytes = l.total_bytes;
+  plan.storage_bytes = l.storage_bytes;
+  plan.job = detail::CalibrateQuantizeJob{};
+  plan.job.geo = g;
+  plan.job.value = s.value;
+  plan.job.dtype = s.scale_dtype();
+  plan.job.pack = *pk;
+  plan.valid = true;
+  return true;
+}
+
+}  // namespace
+
 Status calibrate_quantize_into(const Scheme& s, std::span<const std::size_t> shape, std::span<const float> data,
                                Calibration method, std::span<std::uint8_t> out, std::int64_t target) {
   detail::FpGuard guard;
   const std::int64_t tgt = resolve(target);
-  // One pass when every block lies inside one row and divides it: one-level per-block minmax.
-  if (method == Calibration::minmax && s.block && !s.tensor && s.mode == Mode::symmetric && s.block->dims.size() == 1 &&
-      validate_scheme(s).ok()) {
-    Layout l;
-    if (make_layout_into(s, shape, data.size(), l).ok() && l.rank >= 1 && out.size() == l.total_bytes) {
-      const std::optional<Packing> pk = row_packing(l);
-      const RowGeometry g = geometry(l);
-      if (pk && g.n % g.b == 0) {
-        detail::CalibrateQuantizeJob job;
+  if (method == Calibration::minmax) {
+    thread_local OnePassPlan plan;
+    const bool hit = plan.valid && plan.len == data.size() && plan.shape == shape && plan.scheme == s;
+    if (hit || make_one_pass_plan(s, shape, data.size(), plan)) {
+      if (out.size() == plan.total_bytes) {
+        detail::CalibrateQuantizeJob job = plan.job;
         job.x = data.data();
-        job.geo = g;
-        job.value = s.value;
-        job.dtype = s.scale_dtype();
         job.storage = out.data();
-        job.pack = *pk;
-        job.scales = out.data() + l.storage_bytes;
+        job.scales = out.data() + plan.storage_bytes;
         if (QCONFORM_CALL(CalibrateQuantizeRows, tgt)(job)) return {};
       }
     }

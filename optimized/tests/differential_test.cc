@@ -876,6 +876,75 @@ TEST_P(DiffValue, CalibratedGroupsRejectBadValues) {
   }
 }
 
+// calibrate_quantize_into keeps the plan of its last (scheme, shape, length): a run of calls on one
+// length, each changing one thing the plan depends on (the shape's split, the block, its dtype,
+// the value, the store, a second level, the calibration) or none (new data, a new buffer), with
+// the reference's bytes or error each time, and a wrong buffer size after a plan was made.
+TEST_P(Diff, CalibratedPlanReuse) {
+  std::mt19937 rng(26001);
+  auto fresh = [&](const qc::Shape& shape) {
+    std::size_t n = 1;
+    for (const std::size_t e : shape) n *= e;
+    std::vector<float> d(n);
+    for (float& x : d) x = static_cast<float>(static_cast<int>(rng() % 4001) - 2000) / 64.0f;
+    return d;
+  };
+  struct Step {
+    std::string scheme;
+    qc::Shape shape;
+    qc::Calibration m = qc::Calibration::minmax;
+  };
+  const std::vector<Step> steps = {
+      {"value=q8s,block=32:f16", {4, 64}},
+      {"value=q8s,block=32:f16", {4, 64}},  // the same plan, new data
+      {"value=q8s,block=32:f16", {8, 32}},
+      {"value=q8s,block=32:f16", {2, 128}},
+      {"value=q8s,block=32:f16", {256}},
+      {"value=q8s,block=32:bf16", {256}},  // the same size, another scale encoding
+      {"value=q8s,block=16:f16", {256}},
+      {"value=q8s,block=16:bf16", {256}},
+      {"value=q8s,block=16:f32", {256}},
+      {"value=q4s,block=16:f32", {256}},
+      {"value=q4s,store=native,block=16:f32", {256}},
+      {"value=q4s,store=packed_native:0,block=16:f32", {256}},
+      {"value=q4s,store=packed_native:0,block=16:f32", {256}, qc::Calibration::absmean},
+      {"value=q4s,store=packed_native:0,block=16:f32", {256}},
+      {"value=q4s,store=packed_native:0,block=16:ue4m3,tensor=f32", {256}},
+      {"value=e2m1,store=packed_native:0,block=16:ue4m3", {256}},
+      {"value=e2m1,store=packed_native:0,block=16:ue4m3", {16, 16}},
+      {"value=e2m1,store=packed_native:0,block=8:ue4m3", {16, 16}},
+      {"value=e2m1,store=packed_native:0,block=2x8:ue4m3", {16, 16}},
+      {"value=e2m1,store=packed_native:0,block=8:ue4m3", {16, 16}},
+      {"value=e2m1,store=packed_native:0,block=32:ue4m3", {16, 16}},  // a block wider than the row
+      {"value=e2m1,store=packed_native:0,block=16:ue4m3", {16, 16}},
+      {"value=e2m1,store=packed_native:1,block=16:ue4m3", {16, 16}},  // packed across rows
+      {"value=e4m3,block=16:ue4m3", {16, 16}},
+      {"value=e4m3", {16, 16}},
+      {"value=q8s,block=32:f16", {256}},
+      // Two shapes of one length whose layouts have the same size and different bytes: rows of
+      // 12 codes take one u32 each, rows of 24 take two.
+      {"value=q2s,block=12:f32", {8, 12}},
+      {"value=q2s,block=12:f32", {4, 24}},
+      {"value=q2s,block=12:f32", {8, 12}},
+  };
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::vector<float> data = fresh(steps[i].shape);
+    check_calibrate(scheme(steps[i].scheme), steps[i].shape, data, steps[i].m, target_,
+                    "step " + std::to_string(i) + " " + steps[i].scheme);
+  }
+  // After the last step's plan: a buffer a byte short, then a byte long, then the right one.
+  const qc::Scheme s = scheme(steps.back().scheme);
+  const std::vector<float> data = fresh(steps.back().shape);
+  const std::size_t want = qc::make_layout(s, steps.back().shape).value().total_bytes;
+  for (const std::size_t size : {want - 1, want + 1}) {
+    std::vector<std::uint8_t> out(size, 0x5A);
+    const qc::Status st = opt::calibrate_quantize_into(s, steps.back().shape, data, qc::Calibration::minmax, out, target_);
+    ASSERT_FALSE(st.ok()) << size;
+    EXPECT_EQ(size < want ? qc::ErrorKind::truncated_buffer : qc::ErrorKind::trailing_bytes, st.kind());
+  }
+  check_calibrate(s, steps.back().shape, data, qc::Calibration::minmax, target_, "after the size errors");
+}
+
 // Every error kind quantize can return, with the reference's kind.
 TEST_P(DiffValue, QuantizeErrors) {
   const std::string v(qc::info(value_).name);
