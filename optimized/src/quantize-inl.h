@@ -575,7 +575,7 @@ inline bool PaddingIsZero(const std::uint8_t* row, std::size_t n, const detail::
 
 // ------------------------------------------------------------------ quantize
 
-bool Scales(const detail::ScaleJob& job);
+bool ScalesRange(const detail::ScaleJob& job, std::size_t begin, std::size_t count, float* eff, float* stored);
 
 // The effective scales of blocks [j0, j1) of the row whose first block is `base`: the precomputed
 // eff + base + j0, or, with a scale source, buf[0..j1 - j0) computed from its raw or encoded
@@ -584,16 +584,10 @@ bool Scales(const detail::ScaleJob& job);
 HWY_INLINE const float* ChunkScales(const float* eff, const detail::ScaleJob* src, std::size_t base, std::size_t j0,
                                     std::size_t j1, float* HWY_RESTRICT buf) {
   if (src == nullptr) return eff + base + j0;
-  const std::size_t j = base + j0;
-  const std::size_t w = scale_bytes(src->dtype);
-  detail::ScaleJob sub = *src;
-  sub.count = j1 - j0;
-  if (src->raw != nullptr) sub.raw = src->raw + j;
-  if (src->encoded != nullptr) sub.encoded = src->encoded + j * w;
-  if (src->out_encoded != nullptr) sub.out_encoded = src->out_encoded + j * w;
-  sub.stored = nullptr;
-  sub.eff = buf;
-  return Scales(sub) ? buf : nullptr;
+  // Not a copy of *src with the range's pointers: fields of a job written with one wide store
+  // and read back narrower miss store forwarding, and at DRAM sizes that load then waits for
+  // every older store to reach the cache (a fifth of quantize-nvfp4's time went there).
+  return ScalesRange(*src, base + j0, j1 - j0, buf, nullptr) ? buf : nullptr;
 }
 
 // p + i when the pointer is in use, else null (UBSan rejects offsets on null pointers).
@@ -1109,65 +1103,76 @@ HWY_INLINE hn::Vec<D> DecodeScaleVec(D d, hn::Vec<hn::RebindToUnsigned<D>> e, hn
   }
 }
 
+// Scales [begin, begin + count) of `job`: their effective scales to eff_out[0..count), the stored
+// ones to stored_out[0..count) when it is given, the encoded ones to the job's out_encoded (at
+// their own index) when it has one. The job's fields are read once, into locals: the stores below
+// may alias it for all the compiler knows.
 template <ScaleDtype DT>
-bool ScalesT(const detail::ScaleJob& job) {
+bool ScalesT(const detail::ScaleJob& job, std::size_t begin, std::size_t count, float* HWY_RESTRICT eff_out,
+             float* HWY_RESTRICT stored_out) {
   const hn::ScalableTag<float> d;
   const hn::RebindToUnsigned<decltype(d)> du;
   const std::size_t lanes = hn::Lanes(d);
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
   constexpr std::size_t w = DT == ScaleDtype::f32 ? 4 : (DT == ScaleDtype::f16 || DT == ScaleDtype::bf16) ? 2 : 1;
+  const float* HWY_RESTRICT raw = job.raw != nullptr ? job.raw + begin : nullptr;
+  const std::uint8_t* HWY_RESTRICT encoded = job.encoded != nullptr ? job.encoded + begin * w : nullptr;
+  std::uint8_t* HWY_RESTRICT out_encoded = job.out_encoded != nullptr ? job.out_encoded + begin * w : nullptr;
+  const bool has_global = job.has_global;
   const auto g = hn::Set(d, job.global);
   auto bad = hn::Zero(du);
-  for (std::size_t i = 0; i < job.count; i += lanes) {
-    const std::size_t r = std::min(lanes, job.count - i);
+  for (std::size_t i = 0; i < count; i += lanes) {
+    const std::size_t r = std::min(lanes, count - i);
     const bool full = r == lanes;  // whole vectors load and store in place; a tail is staged
     alignas(HWY_MAX_BYTES) float buf[kMax] = {};
     hn::Vec<decltype(d)> stored;
-    if (job.raw != nullptr) {
-      if (!full) std::copy(job.raw + i, job.raw + i + r, buf);
-      auto v = full ? hn::LoadU(d, job.raw + i) : hn::Load(d, buf);
+    if (raw != nullptr) {
+      if (!full) std::copy(raw + i, raw + i + r, buf);
+      auto v = full ? hn::LoadU(d, raw + i) : hn::Load(d, buf);
       v = hn::IfThenZeroElse(hn::Eq(v, hn::Zero(d)), v);  // -0.0 is +0.0
       const auto invalid = hn::Or(hn::Not(hn::IsFinite(v)), hn::RebindMask(d, hn::Ne(hn::ShiftRight<31>(hn::BitCast(du, v)), hn::Zero(du))));
       bad = hn::Or(bad, hn::VecFromMask(du, hn::RebindMask(du, invalid)));
       stored = RoundUpVec<DT>(d, hn::IfThenZeroElse(invalid, v));
     } else {
       hn::Mask<decltype(d)> ok;
-      stored = DecodeScaleVec<DT>(d, LoadPatterns<DT>(du, job.encoded + i * w, r), ok);
+      stored = DecodeScaleVec<DT>(d, LoadPatterns<DT>(du, encoded + i * w, r), ok);
       bad = hn::Or(bad, hn::VecFromMask(du, hn::RebindMask(du, hn::Not(ok))));
       stored = hn::IfThenElseZero(ok, stored);
     }
     auto eff = stored;
-    if (job.has_global) {
+    if (has_global) {
       eff = hn::Mul(g, stored);
       bad = hn::Or(bad, hn::VecFromMask(du, hn::RebindMask(du, hn::IsInf(eff))));
     }
     eff = hn::IfThenElse(hn::Eq(eff, hn::Zero(d)), hn::Set(d, 0.1f), eff);  // burn's valid_scale
     if (full) {
-      hn::StoreU(eff, d, job.eff + i);
-      if (job.stored != nullptr) hn::StoreU(stored, d, job.stored + i);
+      hn::StoreU(eff, d, eff_out + i);
+      if (stored_out != nullptr) hn::StoreU(stored, d, stored_out + i);
     } else {
       hn::Store(eff, d, buf);
-      std::copy(buf, buf + r, job.eff + i);
-      if (job.stored != nullptr) {
+      std::copy(buf, buf + r, eff_out + i);
+      if (stored_out != nullptr) {
         hn::Store(stored, d, buf);
-        std::copy(buf, buf + r, job.stored + i);
+        std::copy(buf, buf + r, stored_out + i);
       }
     }
-    if (job.out_encoded != nullptr) StorePatterns<DT>(du, EncodeScaleVec<DT>(d, stored), r, job.out_encoded + i * w);
+    if (out_encoded != nullptr) StorePatterns<DT>(du, EncodeScaleVec<DT>(d, stored), r, out_encoded + i * w);
   }
   return hn::AllFalse(du, hn::Ne(bad, hn::Zero(du)));
 }
 
-bool Scales(const detail::ScaleJob& job) {
+bool ScalesRange(const detail::ScaleJob& job, std::size_t begin, std::size_t count, float* eff, float* stored) {
   switch (job.dtype) {
-    case ScaleDtype::f32: return ScalesT<ScaleDtype::f32>(job);
-    case ScaleDtype::f16: return ScalesT<ScaleDtype::f16>(job);
-    case ScaleDtype::bf16: return ScalesT<ScaleDtype::bf16>(job);
-    case ScaleDtype::ue4m3: return ScalesT<ScaleDtype::ue4m3>(job);
+    case ScaleDtype::f32: return ScalesT<ScaleDtype::f32>(job, begin, count, eff, stored);
+    case ScaleDtype::f16: return ScalesT<ScaleDtype::f16>(job, begin, count, eff, stored);
+    case ScaleDtype::bf16: return ScalesT<ScaleDtype::bf16>(job, begin, count, eff, stored);
+    case ScaleDtype::ue4m3: return ScalesT<ScaleDtype::ue4m3>(job, begin, count, eff, stored);
     case ScaleDtype::ue8m0: break;  // rejected by validate_scheme
   }
   return false;
 }
+
+bool Scales(const detail::ScaleJob& job) { return ScalesRange(job, 0, job.count, job.eff, job.stored); }
 
 #if HWY_TARGET != HWY_SCALAR
 // Whether any lane of the four sums fails QuantizeVecRcp's kCalibrated check ((t & kGridFrac) == 0).
