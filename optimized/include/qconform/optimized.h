@@ -73,7 +73,9 @@ struct Target {
                                    std::optional<float> global, std::span<std::uint8_t> out,
                                    Table table = std::nullopt, std::int64_t target = 0);
 // p = calibrate(s, shape, data, method); serialize(quantize(s, shape, data, p.scales, p.global))
-// into `out`. One-level per-block minmax runs as one pass over the data.
+// into `out`. One-level per-block minmax runs as one pass over the data; each thread keeps the
+// plan (validation, layout, row geometry) of the last scheme, shape and length it ran that way,
+// so repeating a call with the same three skips those steps.
 [[nodiscard]] Status calibrate_quantize_into(const Scheme& s, std::span<const std::size_t> shape,
                                              std::span<const float> data, Calibration method,
                                              std::span<std::uint8_t> out, std::int64_t target = 0);
