@@ -7,6 +7,7 @@
 // --gtest_filter='Targets/Diff.<Test>/<target>'.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -1238,6 +1239,125 @@ TEST_P(Diff, StreamedLargeOutputs) {
     if (bits(buf[i + 1]) != in[i]) {
       ADD_FAILURE() << "ceiling_1to4 [" << i << "]: " << bits(buf[i + 1]) << ", want " << int{in[i]};
       break;
+    }
+  }
+}
+
+// Storage of 16 MiB and more is written with streaming stores (quantize_into, the fused
+// calibrate_quantize_into and the 4-to-1 ceiling): whole aligned vectors, each once, the bytes
+// before the first aligned address and after the last one plain. The fused q8 codes on AVX-512
+// go straight from the registers (spliced when the output is not 64-byte aligned), everything
+// else through L1 a chunk at a time, carrying the bytes short of a vector from chunk to chunk and
+// row to row (padding included). The reference's bytes, nothing written outside the output, at
+// offsets from a 64-byte boundary that meet every vector width aligned, a byte past and a byte
+// short of alignment, and the error of a NaN near the end after most of the stream is out.
+TEST(DiffStream, LargeStorage) {
+  struct Large {
+    qc::Scheme s;
+    qc::Shape shape;
+    std::vector<float> data;
+    qc::QParams p;
+    std::vector<std::uint8_t> want;  // the reference's calibrate, quantize, serialize
+    std::size_t nan_at;              // a NaN here: the reference's errors
+    qc::ErrorKind calibrate_error = qc::ErrorKind::nan_input, quantize_error = qc::ErrorKind::nan_input;
+  };
+  static std::vector<Large> cases = [] {  // (a NaN goes in and out of data below)
+    const std::pair<const char*, qc::Shape> specs[] = {
+        {"value=q8s,block=32:f16", {4100, 4096}},                      // the fused codes, rows of whole vectors
+        {"value=q8s,block=32:f16", {4099, 4128}},                      // rows 32 bytes past a vector
+        {"value=q8s", {4097, 4098}},                                   // u32 words: 2 padding bytes a row
+        {"value=q4s,store=packed_u32:0,block=20:ue4m3,tensor=f32", {8193, 4100}},  // packed, padded
+        {"value=e4m3", {4100, 4096}},                                  // per-tensor minifloat (unfused)
+        {"value=e4m3,block=16:ue4m3", {4097, 4112}},                   // fused, minifloat codes
+    };
+    std::vector<Large> out;
+    for (const auto& [text, shape] : specs) {
+      Large l{scheme(text), shape, {}, {}, {}, 0};
+      const std::size_t count = shape[0] * shape[1];
+      l.data.resize(count);
+      std::mt19937 rng(88);
+      std::normal_distribution<float> dist(0.0f, 3.0f);
+      for (float& x : l.data) x = dist(rng);
+      const qc::Result<qc::QParams> cal = qc::calibrate(l.s, shape, l.data, qc::Calibration::minmax);
+      if (!cal.ok()) {
+        ADD_FAILURE() << text << ": " << kind_of(cal.error());
+        continue;
+      }
+      l.p = *cal;
+      l.want = qc::serialize(qc::quantize(l.s, shape, l.data, l.p.scales, l.p.global).value()).value();
+      l.nan_at = count - 70;
+      std::vector<float> bad = l.data;
+      bad[l.nan_at] = std::numeric_limits<float>::quiet_NaN();
+      const qc::Result<qc::QParams> cw = qc::calibrate(l.s, shape, bad, qc::Calibration::minmax);
+      const qc::Result<qc::QTensor> qw = qc::quantize(l.s, shape, bad, l.p.scales, l.p.global);
+      if (cw.ok() || qw.ok()) {
+        ADD_FAILURE() << text << ": the reference took a NaN";
+        continue;
+      }
+      l.calibrate_error = cw.kind();
+      l.quantize_error = qw.kind();
+      out.push_back(std::move(l));
+    }
+    return out;
+  }();
+  // One process for every target: the reference's bytes are computed once.
+  for (const std::int64_t target : supported_targets()) {
+    SCOPED_TRACE(opt::target_name(target));
+    ASSERT_EQ(opt::dispatched_target(target), target);
+    for (Large& l : cases) {
+      const qc::Scheme& s = l.s;
+      SCOPED_TRACE(describe(s, l.shape));
+      ASSERT_GE(qc::make_layout(s, l.shape).value().storage_bytes, std::size_t{16} << 20);
+      const std::vector<std::uint8_t>& want = l.want;
+      std::vector<std::uint8_t> buf(want.size() + 128, 0xA5);
+      std::size_t base = 0;
+      while (reinterpret_cast<std::uintptr_t>(buf.data() + base) % 64 != 0) ++base;
+      for (std::size_t off : {0, 1, 16, 63}) {
+        SCOPED_TRACE("output offset " + std::to_string(off));
+        const std::span<std::uint8_t> out(buf.data() + base + off, want.size());
+        auto check = [&](const qc::Status& st, const char* what) {
+          ASSERT_TRUE(st.ok()) << what << ": " << kind_of(st.error());
+          if (!std::equal(want.begin(), want.end(), out.begin())) {
+            const auto diff = std::mismatch(want.begin(), want.end(), out.begin());
+            ADD_FAILURE() << what << ": byte " << (diff.first - want.begin()) << " is " << int{*diff.second} << ", want "
+                          << int{*diff.first};
+          }
+          for (std::size_t i = 0; i < base + off; ++i) ASSERT_EQ(buf[i], 0xA5) << what << " wrote before the output, at " << i;
+          for (std::size_t i = base + off + want.size(); i < buf.size(); ++i) {
+            ASSERT_EQ(buf[i], 0xA5) << what << " wrote after the output, at " << i;
+          }
+        };
+        std::fill(buf.begin(), buf.end(), 0xA5);
+        check(opt::quantize_into(s, l.shape, l.data, l.p.scales, l.p.global, out, std::nullopt, target), "quantize_into");
+        std::fill(buf.begin(), buf.end(), 0xA5);
+        check(opt::calibrate_quantize_into(s, l.shape, l.data, qc::Calibration::minmax, out, target), "calibrate_quantize_into");
+      }
+      // A NaN near the end: most of the stream has gone out, and the reference's error comes back.
+      const float kept = l.data[l.nan_at];
+      l.data[l.nan_at] = std::numeric_limits<float>::quiet_NaN();
+      const std::span<std::uint8_t> out(buf.data() + base + 1, want.size());
+      const qc::Status bc = opt::calibrate_quantize_into(s, l.shape, l.data, qc::Calibration::minmax, out, target);
+      const qc::Status bq = opt::quantize_into(s, l.shape, l.data, l.p.scales, l.p.global, out, std::nullopt, target);
+      l.data[l.nan_at] = kept;
+      ASSERT_FALSE(bc.ok());
+      EXPECT_EQ(l.calibrate_error, bc.kind());
+      ASSERT_FALSE(bq.ok());
+      EXPECT_EQ(l.quantize_error, bq.kind());
+    }
+    // The 4-to-1 ceiling: the low byte of each element (below 256: U8FromU32's precondition), a byte
+    // past alignment.
+    const std::size_t n = (std::size_t{16} << 20) + 5;
+    std::vector<float> in(n);
+    for (std::size_t i = 0; i < n; ++i) in[i] = std::bit_cast<float>(static_cast<std::uint32_t>((i * 7 + 1) & 0xFF));
+    std::vector<std::uint8_t> cb(n + 2, 0xA5);
+    opt::ceiling_4to1(in, std::span<std::uint8_t>(cb.data() + 1, n), target);
+    ASSERT_EQ(cb[0], 0xA5);
+    ASSERT_EQ(cb[n + 1], 0xA5);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (cb[i + 1] != static_cast<std::uint8_t>(i * 7 + 1)) {
+        ADD_FAILURE() << "ceiling_4to1 [" << i << "]: " << int{cb[i + 1]} << ", want " << ((i * 7 + 1) & 0xFF);
+        break;
+      }
     }
   }
 }

@@ -84,8 +84,10 @@ struct Target {
                                      std::span<const std::uint8_t> bytes, std::span<float> out,
                                      Table table = std::nullopt, std::int64_t target = 0);
 
-// Bandwidth ceilings for the benchmarks (no arithmetic): out[i] = low byte of in[i]'s bits, and
-// out[i] = float bits made from in[i]. Run on `target` like the operations.
+// Bandwidth ceilings for the benchmarks (no arithmetic): out[i] = low byte of in[i]'s bits (for
+// bits below 256: the scalar and emu128 targets saturate larger ones), and out[i] = float bits
+// made from in[i]. Outputs of 16 MiB and more are written with streaming stores, as the kernels
+// write theirs. Run on `target` like the operations.
 void ceiling_4to1(std::span<const float> in, std::span<std::uint8_t> out, std::int64_t target = 0);
 void ceiling_1to4(std::span<const std::uint8_t> in, std::span<float> out, std::int64_t target = 0);
 
