@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
@@ -160,9 +161,9 @@ class StorageStream {
 // aligned address. Each vector is spliced with the one before it into the aligned vector they
 // share (vpermt2b on AVX3_DL; on AVX3 vpermt2d when lead is a multiple of 4, else two vpermt2q,
 // two shifts and an or), stored with one streaming store; the first `lead` bytes and the last
-// 64 - lead are plain stores. Where StorageStream produces a chunk in L1 and copies it out, this stores each vector
-// once: calibrate+quantize q8s at 256 MiB, 16 bytes past a 64-byte boundary, paired with the
-// ceiling, 0.81-0.84 of it through L1 and 0.86-0.90 this way.
+// 64 - lead are plain stores. Where StorageStream produces a chunk in L1 and copies it out, this
+// stores each vector once: calibrate+quantize q8s at 256 MiB, 16 bytes past a 64-byte boundary,
+// paired with the ceiling, 0.81-0.84 of it through L1 and 0.86-0.90 this way.
 class VectorStream {
  public:
   VectorStream(std::uint8_t* dst) : dst_(dst), lead_(static_cast<std::size_t>((64 - reinterpret_cast<std::uintptr_t>(dst) % 64) % 64)) {
@@ -697,12 +698,15 @@ HWY_INLINE void UnpackFields(const std::uint8_t* HWY_RESTRICT in, std::size_t co
 
 // Zero the row's padding after its payload; for reading, whether padding and unused high bits of
 // the last byte are all zero (SPEC §7: nonzero padding is invalid-code).
+// Bytes holding n fields at p.per_byte per byte (the last one partly filled).
+inline std::size_t PayloadBytes(std::size_t n, const detail::Packing& p) { return (n + p.per_byte - 1) / p.per_byte; }
+
 inline void ZeroPadding(std::uint8_t* row, std::size_t n, const detail::Packing& p) {
-  const std::size_t payload = (n + p.per_byte - 1) / p.per_byte;
+  const std::size_t payload = PayloadBytes(n, p);
   if (p.row_bytes > payload) std::memset(row + payload, 0, p.row_bytes - payload);
 }
 inline bool PaddingIsZero(const std::uint8_t* row, std::size_t n, const detail::Packing& p) {
-  const std::size_t payload = (n + p.per_byte - 1) / p.per_byte;
+  const std::size_t payload = PayloadBytes(n, p);
   const std::size_t used = n % p.per_byte;
   if (used != 0 && (row[payload - 1] >> (used * (8 / p.per_byte))) != 0) return false;
   for (std::size_t i = payload; i < p.row_bytes; ++i) {
@@ -715,12 +719,12 @@ inline bool PaddingIsZero(const std::uint8_t* row, std::size_t n, const detail::
 inline void CommitFields(StorageStream& out, const std::uint8_t* HWY_RESTRICT f, std::size_t count,
                          const detail::Packing& p) {
   if (p.per_byte > 1) PackFields(f, count, p.per_byte, out.Next());
-  out.Commit((count + p.per_byte - 1) / p.per_byte);
+  out.Commit(PayloadBytes(count, p));
 }
 
 // The zero bytes after a row's payload (ZeroPadding's), into the stream.
 inline void CommitPadding(StorageStream& out, std::size_t n, const detail::Packing& p) {
-  const std::size_t payload = (n + p.per_byte - 1) / p.per_byte;
+  const std::size_t payload = PayloadBytes(n, p);
   if (p.row_bytes > payload) {
     std::memset(out.Next(), 0, p.row_bytes - payload);
     out.Commit(p.row_bytes - payload);
@@ -1492,8 +1496,9 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   const int shift = VectorsPerBlockLog2(b, hn::Lanes(di));
   const bool direct = !F::kMini && stream && job.pack.per_byte == 1 && job.pack.row_bytes == g.n && g.n % 64 == 0 &&
                       chunk % 64 == 0 && g.b % hn::Lanes(di) == 0 && shift >= 0 && shift <= 3;
-  VectorStream vs(job.storage);
-  auto put = [&vs](std::size_t, hn::Vec512<std::uint8_t> bytes) HWY_ATTR { vs.Put(bytes); };
+  std::optional<VectorStream> vs;  // built only when used: its splice tables cost a small call
+  if (direct) vs.emplace(job.storage);
+  auto put = [&vs](std::size_t, hn::Vec512<std::uint8_t> bytes) HWY_ATTR { vs->Put(bytes); };
 #else
   constexpr bool direct = false;
 #endif
@@ -1528,7 +1533,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
           } else {
             QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fieldbuf, effrow, last, nan_acc, rcp, f.every);
             const hn::Full512<std::uint8_t> d8;
-            for (std::size_t i = 0; i < c1 - c0; i += 64) vs.Put(hn::Load(d8, fieldbuf + i));
+            for (std::size_t i = 0; i < c1 - c0; i += 64) vs->Put(hn::Load(d8, fieldbuf + i));
           }
           continue;
         }
@@ -1546,7 +1551,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
     if (!direct) CommitPadding(out, g.n, job.pack);
   }
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  if (direct) vs.Finish();
+  if (direct) vs->Finish();
 #endif
   out.Finish();
   return true;
@@ -1978,8 +1983,8 @@ void Ceiling4to1(const float* HWY_RESTRICT in, std::uint8_t* HWY_RESTRICT out, s
   // The low byte of each element: no arithmetic (U8FromU32 gathers low bytes; see QuantizeVec).
 #if HWY_TARGET != HWY_SCALAR
   if (n >= kStreamBytes) {
-    // Streaming stores past kStreamBytes, as the quantize loops (StorageStream): four vectors'
-    // bytes make one aligned vector, stored directly (the quantize loops go through L1).
+    // Streaming stores past kStreamBytes, as the quantize loops: four vectors' bytes make one
+    // aligned vector, stored directly (StorageStream goes through L1, VectorStream splices).
     const hn::ScalableTag<std::uint8_t> dv;
     const hn::Half<decltype(dv)> dh;
     const hn::Half<decltype(dh)> dq;
