@@ -1081,7 +1081,7 @@ HWY_INLINE void StorePatterns(DU du, hn::Vec<DU> enc, std::size_t r, std::uint8_
       const hn::Rebind<std::uint16_t, DU> d16;
       hn::StoreU(hn::DemoteTo(d16, hn::BitCast(hn::RebindToSigned<DU>(), enc)), d16, reinterpret_cast<std::uint16_t*>(out));
     } else {
-      hn::StoreU(hn::U8FromU32(enc), hn::Rebind<std::uint8_t, DU>(), out);
+      hn::StoreU(LowBytes(du, enc), hn::Rebind<std::uint8_t, DU>(), out);
     }
   } else {
     constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
@@ -1265,52 +1265,85 @@ bool ScalesT(const detail::ScaleJob& job, std::size_t begin, std::size_t count, 
              float* HWY_RESTRICT stored_out) {
   const hn::ScalableTag<float> d;
   const hn::RebindToUnsigned<decltype(d)> du;
+  const hn::RebindToSigned<decltype(d)> di;
   const std::size_t lanes = hn::Lanes(d);
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
   constexpr std::size_t w = DT == ScaleDtype::f32 ? 4 : (DT == ScaleDtype::f16 || DT == ScaleDtype::bf16) ? 2 : 1;
+  // Raw scales whose pattern is below this one, but not 0, take the dtype's subnormal round-up and
+  // encoding (none for f32 and bf16).
+  constexpr std::uint32_t kSubBits = std::bit_cast<std::uint32_t>(kSubnormal<DT>);
   const float* HWY_RESTRICT raw = job.raw != nullptr ? job.raw + begin : nullptr;
   const std::uint8_t* HWY_RESTRICT encoded = job.encoded != nullptr ? job.encoded + begin * w : nullptr;
   std::uint8_t* HWY_RESTRICT out_encoded = job.out_encoded != nullptr ? job.out_encoded + begin * w : nullptr;
   const bool has_global = job.has_global;
   const auto g = hn::Set(d, job.global);
   auto bad = hn::Zero(du);
+  // Raw scales: the largest pattern of the scales (-0 made +0) and of their effective scales.
+  // The patterns above the largest finite float's are exactly those of NaN, ±Inf and negative
+  // nonzero values (SPEC §3.5's invalid scales), and of effective scales that overflow to +Inf (the
+  // global scale is finite and not negative, so a valid scale never gives NaN): one maximum per
+  // vector instead of a mask each. A call with one is handed to the reference, so no other lane's
+  // result matters then.
+  auto worst = hn::Zero(du);
+  alignas(HWY_MAX_BYTES) float buf[kMax] = {};
   for (std::size_t i = 0; i < count; i += lanes) {
     const std::size_t r = std::min(lanes, count - i);
     const bool full = r == lanes;  // whole vectors load and store in place; a tail is staged
-    alignas(HWY_MAX_BYTES) float buf[kMax] = {};
     hn::Vec<decltype(d)> stored;
+    auto enc = hn::Zero(du);
     if (raw != nullptr) {
-      if (!full) std::copy(raw + i, raw + i + r, buf);
+      if (!full) std::copy(raw + i, raw + i + r, buf);  // (only the last vector; the rest stays 0)
       auto v = full ? hn::LoadU(d, raw + i) : hn::Load(d, buf);
       v = hn::IfThenZeroElse(hn::Eq(v, hn::Zero(d)), v);  // -0.0 is +0.0
-      const auto invalid = hn::Or(hn::Not(hn::IsFinite(v)), hn::RebindMask(d, hn::Ne(hn::ShiftRight<31>(hn::BitCast(du, v)), hn::Zero(du))));
-      bad = hn::Or(bad, hn::VecFromMask(du, hn::RebindMask(du, invalid)));
-      stored = RoundUpVec<DT>(d, hn::IfThenZeroElse(invalid, v));
+      const auto bits = hn::BitCast(du, v);
+      worst = hn::Max(worst, bits);
+      bool sub = false;
+      if constexpr (kSubBits != 0) sub = !hn::AllFalse(du, hn::Lt(hn::Sub(bits, hn::Set(du, 1u)), hn::Set(du, kSubBits - 1u)));
+      if (sub) {
+        stored = RoundUpVec<DT>(d, v);  // a lane in (0, kSubnormal): the full forms
+        if (out_encoded != nullptr) enc = EncodeScaleVec<DT>(d, stored);
+      } else {
+        // No lane in the subnormal range (the common case): the normal-range round-up, exact for 0
+        // too, and the normal-range encoding, whose pattern for 0 is negative as a signed integer
+        // (the maximum with 0 makes it 0; every other stored scale is normal, its pattern positive).
+        stored = RoundUpVec<DT, false>(d, v);
+        if (out_encoded != nullptr) {
+          enc = EncodeScaleVec<DT, false>(d, stored);
+          if constexpr (kSubBits != 0) enc = hn::BitCast(du, hn::Max(hn::BitCast(di, enc), hn::Zero(di)));
+        }
+      }
     } else {
       hn::Mask<decltype(d)> ok;
       stored = DecodeScaleVec<DT>(d, LoadPatterns<DT>(du, encoded + i * w, r), ok);
       bad = hn::Or(bad, hn::VecFromMask(du, hn::RebindMask(du, hn::Not(ok))));
       stored = hn::IfThenElseZero(ok, stored);
+      if (out_encoded != nullptr) enc = EncodeScaleVec<DT>(d, stored);
     }
     auto eff = stored;
     if (has_global) {
       eff = hn::Mul(g, stored);
-      bad = hn::Or(bad, hn::VecFromMask(du, hn::RebindMask(du, hn::IsInf(eff))));
+      if (raw != nullptr) {
+        worst = hn::Max(worst, hn::BitCast(du, eff));
+      } else {
+        bad = hn::Or(bad, hn::VecFromMask(du, hn::RebindMask(du, hn::IsInf(eff))));
+      }
     }
     eff = hn::IfThenElse(hn::Eq(eff, hn::Zero(d)), hn::Set(d, 0.1f), eff);  // burn's valid_scale
     if (full) {
       hn::StoreU(eff, d, eff_out + i);
       if (stored_out != nullptr) hn::StoreU(stored, d, stored_out + i);
     } else {
-      hn::Store(eff, d, buf);
-      std::copy(buf, buf + r, eff_out + i);
+      alignas(HWY_MAX_BYTES) float ob[kMax];
+      hn::Store(eff, d, ob);
+      std::copy(ob, ob + r, eff_out + i);
       if (stored_out != nullptr) {
-        hn::Store(stored, d, buf);
-        std::copy(buf, buf + r, stored_out + i);
+        hn::Store(stored, d, ob);
+        std::copy(ob, ob + r, stored_out + i);
       }
     }
-    if (out_encoded != nullptr) StorePatterns<DT>(du, EncodeScaleVec<DT>(d, stored), r, out_encoded + i * w);
+    if (out_encoded != nullptr) StorePatterns<DT>(du, enc, r, out_encoded + i * w);
   }
+  bad = hn::Or(bad, hn::VecFromMask(du, hn::Gt(worst, hn::Set(du, 0x7F7FFFFFu))));
   return hn::AllFalse(du, hn::Ne(bad, hn::Zero(du)));
 }
 
