@@ -760,6 +760,78 @@ HWY_INLINE T* Offset(T* p, std::size_t i) {
   }
 }
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// Four vectors of an 8-bit minifloat (e4m3, e5m2) on the reciprocal path of one scale, to their
+// 64 field bytes with one store: the codes of QuantizeVecRcp, but saturation, signs, NaN and the
+// narrowing done on 64 lanes at once. Per vector: the product, its magnitude, the near-boundary
+// test and MagnitudeCode's normal or subnormal code before its minimum (a dword <= 4095). Two
+// saturating pack levels interleave the four vectors (128-bit lane j holds elements 4j..4j+3 of
+// each), the unsigned saturation to 255 and one byte minimum saturate to the largest code, the
+// products' patterns packed with signed saturation keep each sign in bit 7 (a negative pattern
+// saturates to 0x80, a non-negative one to 0..0x7F), and one dword permute restores element order.
+// NaN: a NaN product's magnitude is a quiet NaN (>= 0x7FC00000), whose normal code lies above that
+// of every finite value and Inf, so a u16 maximum of the packed codes (`cmax`) finds it instead of a
+// maximum per vector. A group with a lane near a boundary runs QuantizeVecRcp per vector.
+template <Value V>
+struct MiniGroup {
+  using F = Fmt<V>;
+  static constexpr int kS = 23 - F::kMbits;
+  static constexpr std::uint32_t kRound = (1u << (kS - 1)) - (static_cast<std::uint32_t>(127 - F::kBias) << 23);
+  static constexpr std::uint32_t kNanCode = (0x7FC00000u + kRound) >> kS;
+  static_assert(kNanCode > ((0x7F800000u + kRound) >> kS), "NaN's normal code must exceed Inf's");
+  static constexpr std::uint32_t kCBits = static_cast<std::uint32_t>(127 + 1 - F::kBias - F::kMbits + 23) << 23;
+};
+
+template <Value V>
+HWY_INLINE void QuantizeMiniGroup(const float* HWY_RESTRICT x, float eff, float r, std::uint8_t* HWY_RESTRICT fields,
+                                  __m512i& cmax, hn::Vec512<std::int32_t>& nan_acc) {
+  using F = Fmt<V>;
+  using G = MiniGroup<V>;
+  constexpr std::int32_t kHalfQuantumBits = (127 - F::kBias - F::kMbits) << 23;
+  const hn::Full512<float> d;
+  const hn::Full512<std::int32_t> di;
+  const hn::Full512<std::uint32_t> du;
+  const __m512 rv = _mm512_set1_ps(r);
+  __m512i bits[4], mag[4];
+  __mmask16 near = 0;
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    bits[k] = _mm512_castps_si512(_mm512_mul_ps(_mm512_loadu_ps(x + 16 * k), rv));
+    const __m512i a = _mm512_and_si512(bits[k], Konst(di, 0x7FFFFFFF).raw);
+    const __m512i a16 = _mm512_add_epi32(a, Konst(di, kNearUlps).raw);
+    const __mmask16 above = _mm512_cmpgt_epi32_mask(a16, Konst(di, kHalfQuantumBits - 1).raw);
+    near |= _mm512_mask_cmplt_epi32_mask(above, _mm512_and_si512(a16, Konst(di, (1 << (G::kS - 1)) - 1).raw),
+                                         Konst(di, 2 * kNearUlps).raw);
+    const __m512i normal = _mm512_srli_epi32(_mm512_add_epi32(a, Konst(du, G::kRound).raw), G::kS);
+    const __m512i sub = _mm512_sub_epi32(
+        _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), Konst(d, std::bit_cast<float>(G::kCBits)).raw)),
+        Konst(du, G::kCBits).raw);
+    mag[k] = _mm512_mask_mov_epi32(normal, _mm512_cmplt_epi32_mask(a, Konst(di, F::kMinNormalBits).raw), sub);
+  }
+  if (HWY_UNLIKELY(near != 0)) {
+    for (int k = 0; k < 4; ++k) {
+      QuantizeVecRcp<V, true>(d, x + 16 * k, eff, hn::Vec512<float>{rv}, nullptr, fields + 16 * k, nan_acc);
+    }
+    return;
+  }
+  const __m512i m01 = _mm512_packus_epi32(mag[0], mag[1]), m23 = _mm512_packus_epi32(mag[2], mag[3]);
+  cmax = _mm512_max_epu16(cmax, _mm512_max_epu16(m01, m23));
+  const __m512i m = _mm512_min_epu8(_mm512_packus_epi16(m01, m23), Konst(di, static_cast<std::int32_t>(F::kMaxCode * 0x01010101u)).raw);
+  const __m512i sign = _mm512_packs_epi16(_mm512_packs_epi32(bits[0], bits[1]), _mm512_packs_epi32(bits[2], bits[3]));
+  const __m512i code = _mm512_ternarylogic_epi32(m, sign, Konst(di, static_cast<std::int32_t>(0x80808080u)).raw, 0xF8);  // m | (sign & 0x80)
+  alignas(64) static constexpr std::int32_t kOrder[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
+  _mm512_storeu_si512(fields, _mm512_permutexvar_epi32(Hidden(hn::Load(di, kOrder)).raw, code));
+}
+
+// After a row's groups: NaN found by their code maximum into nan_acc.
+template <Value V>
+HWY_INLINE void MiniGroupNan(__m512i cmax, hn::Vec512<std::int32_t>& nan_acc) {
+  if (_mm512_cmpge_epu16_mask(cmax, _mm512_set1_epi16(static_cast<short>(MiniGroup<V>::kNanCode))) != 0) {
+    nan_acc = hn::Max(nan_acc, hn::Set(hn::Full512<std::int32_t>(), 0x7FC00000));
+  }
+}
+#endif
+
 // The whole vectors of [i, e) of a row, which lie in one block of scale s: the reciprocal path
 // when r = Reciprocal(s) is nonzero, else the division. Returns where the whole vectors end.
 template <Value V, bool kBytes, class D, class CodesAt, class FieldsAt, class VU>
@@ -769,6 +841,19 @@ HWY_INLINE std::size_t BlockVectors(D d, const float* HWY_RESTRICT xr, std::size
   const auto ev = hn::Set(d, s);
   if (r != 0.0f) {
     const auto rv = hn::Set(d, r);
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    if constexpr (kBytes && Fmt<V>::kMini && Fmt<V>::kBits == 8) {
+      __m512i cmax = _mm512_setzero_si512();
+      for (; i + 4 * lanes <= e; i += 4 * lanes) {
+        hwy::Prefetch(xr + std::min(i + kPrefetch, last));
+        hwy::Prefetch(xr + std::min(i + kPrefetch + lanes, last));
+        hwy::Prefetch(xr + std::min(i + kPrefetch + 2 * lanes, last));
+        hwy::Prefetch(xr + std::min(i + kPrefetch + 3 * lanes, last));
+        QuantizeMiniGroup<V>(xr + i, s, r, fields_at(i), cmax, nan_acc);
+      }
+      MiniGroupNan<V>(cmax, nan_acc);
+    }
+#endif
     for (; i + lanes <= e; i += lanes) {
       PrefetchAhead(xr, i, last);
       QuantizeVecRcp<V, kBytes>(d, xr + i, s, rv, codes_at(i), fields_at(i), nan_acc);
@@ -791,11 +876,27 @@ HWY_INLINE void QuantizeBlockRange(D d, const float* HWY_RESTRICT xr, std::size_
                                    std::size_t last, CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
   constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
   const std::size_t width = per * kLanes;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // Blocks of four vectors or more of an 8-bit minifloat: QuantizeMiniGroup, four vectors at a time.
+  constexpr bool kMiniGroups = kBytes && Fmt<V>::kMini && Fmt<V>::kBits == 8 && !kCalibrated && (kShift >= 2 || kShift == -1);  // (-1: 16 vectors or more)
+  __m512i cmax = _mm512_setzero_si512();
+#endif
   for (std::size_t k = k0; k < k1; ++k) {
     const std::size_t i0 = c0 + k * width;
     // The block's prefetches, kPrefetch ahead (moved back so that they stay within the tensor).
     const float* HWY_RESTRICT pf = xr + (kClamp ? std::min(i0 + kPrefetch, last + 1 - width) : i0 + kPrefetch);
     if (!kTest || kCalibrated || rcp[k] != 0.0f) {  // kCalibrated: NaN takes the division per vector
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+      if constexpr (kMiniGroups) {
+#pragma GCC unroll 2
+        for (std::size_t u = 0; u < per; u += 4) {
+          const std::size_t i = i0 + u * kLanes;
+          for (std::size_t q = 0; q < 4; ++q) hwy::Prefetch(pf + (u + q) * kLanes);
+          QuantizeMiniGroup<V>(xr + i, es[k], rcp[k], fields_at(i), cmax, nan_acc);
+        }
+        continue;
+      }
+#endif
       const auto rv = hn::Set(d, rcp[k]);
 #pragma GCC unroll 8
       for (std::size_t u = 0; u < per; ++u) {
@@ -812,6 +913,9 @@ HWY_INLINE void QuantizeBlockRange(D d, const float* HWY_RESTRICT xr, std::size_
       }
     }
   }
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if constexpr (kMiniGroups) MiniGroupNan<V>(cmax, nan_acc);
+#endif
 }
 
 // `nb` whole blocks of 2^shift vectors from element c0, block k of scale es[k] and reciprocal
@@ -913,6 +1017,116 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
   }
 }
 
+#if HWY_TARGET == HWY_AVX3_DL
+// e2m1 fields packed two per byte (nvfp4), blocks of one vector, every block on the reciprocal
+// path: 64 elements (four blocks) at a time from the registers to their 32 bytes, with the same
+// codes as QuantizeVecRcp followed by PackFields. Per vector it keeps only the product, its
+// magnitude, the near-boundary test and the magnitude's bits 21 up (h); per group, two
+// saturating packs interleave the four vectors' h as u16 (lane j of the 128-bit lanes holds
+// elements 4j..4j+3 of each vector), h - 499 saturating and one more pack give the quarter-binade
+// indices as bytes in that order (MagnitudeCode's, clamped to 21 with a minimum: >= 8), one byte
+// permute looks up the magnitude codes (E2m1QuarterCodes), and the products' own patterns packed
+// the same way with signed saturation keep each sign in bit 7 (a negative pattern saturates to
+// 0x80, a non-negative one to 0..0x7F), added as 8 where set. Codes <= 15, so w | w >> 4 on u16
+// lanes puts each pair's byte in the low half, and one byte permute puts the 32 bytes in element
+// order. NaN: a NaN product's magnitude is a quiet NaN (>= 0x7FC00000, h >= 1022) and a finite one
+// has h <= 1019, so the largest h (u16 maximum) finds it instead of a maximum per vector. A group
+// with a lane near a boundary runs QuantizeVecRcp per vector and PackFields, as does a last
+// partial group. (c1 - c0) % 16 == 0; es, rcp: the chunk's effective scales and reciprocals.
+struct E2m1PackTables {
+  std::uint8_t quarter[64];  // magnitude code by quarter-binade index (0..21 used)
+  std::uint8_t order[64];    // element order of the packed bytes (the first 32 used)
+};
+constexpr E2m1PackTables MakeE2m1PackTables() {
+  E2m1PackTables t{};
+  constexpr QuarterCodes q = E2m1QuarterCodes();
+  for (int i = 0; i < 64; ++i) t.quarter[i] = static_cast<std::uint8_t>(q.code[i < 21 ? i : 21]);
+  // Output byte 8k + 2j + h packs elements 16k + 4j + 2h and + 1 (vector k, 128-bit lane j),
+  // whose u16 lane sits at byte 16j + 4k + 2h of the packed vector.
+  for (int k = 0; k < 4; ++k) {
+    for (int j = 0; j < 4; ++j) {
+      for (int h = 0; h < 2; ++h) {
+        t.order[8 * k + 2 * j + h] = static_cast<std::uint8_t>(16 * j + 4 * k + 2 * h);
+        t.order[32 + 8 * k + 2 * j + h] = 0;
+      }
+    }
+  }
+  return t;
+}
+
+template <class VI>
+HWY_INLINE void QuantizeE2m1Packed(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1,
+                                   const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp, std::size_t last,
+                                   std::uint8_t* HWY_RESTRICT out, VI& nan_acc) {
+  using F = Fmt<Value::e2m1>;
+  constexpr int kS = 23 - F::kMbits;
+  constexpr std::int32_t kHalfQuantumBits = (127 - F::kBias - F::kMbits) << 23;
+  static constexpr E2m1PackTables kTables = MakeE2m1PackTables();
+  const hn::Full512<float> d;
+  const hn::Full512<std::int32_t> di;
+  constexpr std::size_t kLanes = 16;
+  const __m512i abs_mask = Hidden(hn::Set(di, 0x7FFFFFFF)).raw;
+  const __m512i ulps = Hidden(hn::Set(di, kNearUlps)).raw;
+  const __m512i lower = Hidden(hn::Set(di, kHalfQuantumBits - 1)).raw;
+  const __m512i low_mask = Hidden(hn::Set(di, (1 << (kS - 1)) - 1)).raw;
+  const __m512i near_span = Hidden(hn::Set(di, 2 * kNearUlps)).raw;
+  const __m512i offset = Hidden(hn::Set(di, 499 * 0x10001)).raw;
+  const __m512i max_index = Hidden(hn::Set(di, 21 * 0x01010101)).raw;
+  const __m512i eight = Hidden(hn::Set(di, 0x08080808)).raw;
+  const __m512i quarter = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.quarter))).raw;
+  const __m512i order = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.order))).raw;
+  __m512i hmax = _mm512_setzero_si512();
+  std::size_t i = c0;
+  for (; i + 4 * kLanes <= c1; i += 4 * kLanes) {
+    const std::size_t k0 = (i - c0) / kLanes;
+    const float* HWY_RESTRICT pf = xr + std::min(i + kPrefetch, last + 1 - 4 * kLanes);
+    __m512i bits[4], h[4];
+    __mmask16 near = 0;
+#pragma GCC unroll 4
+    for (std::size_t k = 0; k < 4; ++k) {
+      hwy::Prefetch(pf + k * kLanes);
+      bits[k] = _mm512_castps_si512(_mm512_mul_ps(_mm512_loadu_ps(xr + i + k * kLanes), _mm512_set1_ps(rcp[k0 + k])));
+      const __m512i a = _mm512_and_si512(bits[k], abs_mask);
+      const __m512i a16 = _mm512_add_epi32(a, ulps);
+      const __mmask16 above = _mm512_cmpgt_epi32_mask(a16, lower);
+      near |= _mm512_mask_cmplt_epi32_mask(above, _mm512_and_si512(a16, low_mask), near_span);
+      h[k] = _mm512_srli_epi32(a, 21);
+    }
+    std::uint8_t* HWY_RESTRICT o = out + (i - c0) / 2;
+    if (HWY_UNLIKELY(near != 0)) {
+      alignas(64) std::uint8_t f[4 * kLanes];
+      for (std::size_t k = 0; k < 4; ++k) {
+        QuantizeVecRcp<Value::e2m1, true>(d, xr + i + k * kLanes, es[k0 + k], hn::Set(d, rcp[k0 + k]), nullptr,
+                                          f + k * kLanes, nan_acc);
+      }
+      PackFields(f, 4 * kLanes, 2, o);
+      continue;
+    }
+    const __m512i h01 = _mm512_packus_epi32(h[0], h[1]), h23 = _mm512_packus_epi32(h[2], h[3]);
+    hmax = _mm512_max_epu16(hmax, _mm512_max_epu16(h01, h23));
+    const __m512i idx = _mm512_min_epu8(
+        _mm512_packus_epi16(_mm512_subs_epu16(h01, offset), _mm512_subs_epu16(h23, offset)), max_index);
+    const __m512i sign = _mm512_packs_epi16(_mm512_packs_epi32(bits[0], bits[1]), _mm512_packs_epi32(bits[2], bits[3]));
+    __m512i code = _mm512_permutexvar_epi8(idx, quarter);
+    code = _mm512_mask_add_epi8(code, _mm512_movepi8_mask(sign), code, eight);
+    const __m512i pairs = _mm512_or_si512(code, _mm512_srli_epi16(code, 4));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), _mm512_castsi512_si256(_mm512_permutexvar_epi8(order, pairs)));
+  }
+  if (i < c1) {  // fewer than four blocks left
+    alignas(64) std::uint8_t f[4 * kLanes];
+    const std::size_t k0 = (i - c0) / kLanes, m = (c1 - i) / kLanes;
+    for (std::size_t k = 0; k < m; ++k) {
+      hwy::Prefetch(xr + std::min(i + k * kLanes + kPrefetch, last + 1 - kLanes));
+      QuantizeVecRcp<Value::e2m1, true>(d, xr + i + k * kLanes, es[k0 + k], hn::Set(d, rcp[k0 + k]), nullptr,
+                                        f + k * kLanes, nan_acc);
+    }
+    PackFields(f, m * kLanes, 2, out + (i - c0) / 2);
+  }
+  // h >= 1021 only for NaN (the largest finite magnitude has h = 1019, +Inf 1020).
+  if (_mm512_cmpgt_epu16_mask(hmax, _mm512_set1_epi16(1020)) != 0) nan_acc = hn::Max(nan_acc, hn::Set(di, 0x7FC00000));
+}
+#endif
+
 template <Value V, bool kBytes>
 bool QuantizeRowsT(const QuantizeJob& job) {
   const RowGeometry& g = job.geo;
@@ -936,6 +1150,22 @@ bool QuantizeRowsT(const QuantizeJob& job) {
       const std::size_t j0 = c0 / g.b;
       const float* eff = ChunkScales(job.eff, job.scale_src, walker.base(), j0, (c1 - 1) / g.b + 1, effchunk);
       if (eff == nullptr) return false;
+#if HWY_TARGET == HWY_AVX3_DL
+      if constexpr (kBytes && V == Value::e2m1) {
+        if (job.pack.per_byte == 2 && g.b == 16 && c0 % 16 == 0 && (c1 - c0) % 16 == 0) {
+          const std::size_t nb = (c1 - c0) / 16;
+          alignas(64) float rcp[kChunk / 16];
+          if (Reciprocals(eff, nb, rcp)) {
+            QuantizeE2m1Packed(xr, c0, c1, eff, rcp, last, out.Next(), nan_acc);
+            out.Commit((c1 - c0) / 2);
+          } else {
+            QuantizeChunk<V, kBytes>(xr, c0, c1, g.b, eff, j0, codes, fields, effrow, last, nan_acc, rcp, false);
+            CommitFields(out, fieldbuf, c1 - c0, job.pack);
+          }
+          continue;
+        }
+      }
+#endif
       QuantizeChunk<V, kBytes>(xr, c0, c1, g.b, eff, j0, codes, fields, effrow, last, nan_acc);
       if constexpr (kBytes) CommitFields(out, fieldbuf, c1 - c0, job.pack);
     }

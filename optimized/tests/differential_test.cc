@@ -524,6 +524,77 @@ TEST_P(DiffValue, OneVectorBlocksOffTheReciprocalPath) {
   }
 }
 
+// Smooth data, where groups of four vectors rarely hold a value near a rounding boundary, so that
+// the AVX-512 kernels that quantize 64 lanes at once take their register path for most groups
+// (codes, saturation, signs, NaN and narrowing on packed lanes): two-level blocks of 16 (nvfp4's
+// scheme: AVX3_DL's packed e2m1 kernel), per-tensor and blocks of 64 (the 8-bit minifloats' group
+// kernel). Each row also gets groups of their own: 16 of the value type's edge values (ties, their
+// neighbours, ±0, saturation) and fixed ones (a tie, a value next to one, -0 and small negatives
+// that round to signed zero, values from 6 to 8 and from 8 up, 2e4 and 1e30 beyond any index or
+// saturation bound, products below the smallest normal float), ±Inf; rows of a partial group, of
+// one and a half chunks and of whole chunks; NaN in an otherwise unremarkable group (the
+// reference's error; NaN with payloads, see below); and blocks off the reciprocal path (a tiny global scale).
+TEST_P(DiffValue, SmoothGroups) {
+  const std::string v(qc::info(value_).name);
+  std::uint32_t seed = 41001;
+  const std::vector<float> edges = edge_ys(value_);
+  const float fixed[16] = {0.25f, std::nextafter(0.75f, 0.0f), -0.0f, -0.1f, 6.5f, 7.999f, 8.0f, 2e4f,
+                           -5.0f, std::nextafter(-1.25f, -kInf), 1e-30f, -1e-38f, 2.5f, -1e30f, 0.0f, 1.75f};
+  for (const char* level : {",block=16:ue4m3,tensor=f32", "", ",block=64:f32"}) {
+    for (const char* store : {"native", "packed_u32:0"}) {
+      const qc::Scheme s = scheme("value=" + v + ",store=" + std::string(store) + level);
+      const bool b64 = std::string(level) == ",block=64:f32";  // (blocks divide their axis)
+      for (const qc::Shape& shape : {qc::Shape{3, 4096}, qc::Shape{2, 3264}, qc::Shape{4, b64 ? 64u : 48u},
+                                     qc::Shape{2, b64 ? 256u : 208u}}) {
+        Case c;
+        c.s = s;
+        c.shape = shape;
+        c.count = shape[0] * shape[1];
+        c.label = describe(s, shape) + " smooth seed " + std::to_string(seed);
+        std::mt19937 rng(seed++);
+        std::uniform_real_distribution<float> smooth(-3.0f, 3.0f);
+        c.buf.resize(c.count + 1);
+        for (std::size_t i = 0; i < c.count; ++i) c.buf[i] = smooth(rng) * (1.0f + static_cast<float>(i % 7));
+        const qc::Result<qc::QParams> p = qc::calibrate(s, shape, c.data(), qc::Calibration::minmax);
+        ASSERT_TRUE(p.ok()) << kind_of(p.error());
+        c.scales = p->scales;
+        c.global = p->global;
+        const qc::Layout l = qc::make_layout(s, shape).value();
+        const std::size_t n = shape[1];
+        // Specials y relative to the effective scale of their element's block (x = y * eff).
+        auto put = [&](std::size_t i, float y) {
+          const qc::Result<float> st = qc::round_up_scale(c.scales[qc::block_of(l, i)], s.scale_dtype());
+          c.buf[i] = y * qc::effective_scale(st.ok() ? st.value() : 1.0f, c.global);
+        };
+        for (std::size_t r = 0; r < shape[0]; ++r) {
+          for (std::size_t k = 0; k < 16 && n >= 48; ++k) put(r * n + 32 + k, fixed[k]);
+          if (n >= 208) {
+            for (std::size_t k = 0; k < 16; ++k) put(r * n + 64 + 4 * k, edges[k * edges.size() / 16]);
+            c.buf[r * n + 200] = kInf;
+            c.buf[r * n + 201] = -kInf;
+          }
+        }
+        check_case(c, target_);
+        if (n >= 208) {
+          // NaN with payloads: the default NaN's pattern, like 0x7FC00000 * r, ends in 21 zero bits
+          // and so always looks near a boundary (which takes the per-vector path).
+          for (const std::uint32_t pattern : {0x7FC5A5A5u, 0xFF80ABCDu, 0x7FC00000u}) {
+            Case with_nan = c;
+            with_nan.buf[c.count - n / 2 - 5] = std::bit_cast<float>(pattern);
+            check_case(with_nan, target_);
+          }
+          if (s.two_level()) {
+            Case off_path = c;  // effective scales below 2^-125: the division per vector
+            off_path.global = 0x1p-140f;
+            check_case(off_path, target_);
+          }
+        }
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
 // Rows of 64 blocks or more, whose effective scales the kernels compute chunk by chunk from the
 // raw (quantize_into) or encoded (dequantize_from) scales: blocks straddling chunk boundaries and a
 // partial last block, and an invalid scale or a global overflow in the first, a middle or the last
