@@ -529,17 +529,19 @@ TEST_P(DiffValue, OneVectorBlocksOffTheReciprocalPath) {
 // (codes, saturation, signs, NaN and narrowing on packed lanes): two-level blocks of 16 (nvfp4's
 // scheme: AVX3_DL's packed e2m1 kernel), per-tensor and blocks of 64 (the 8-bit minifloats' group
 // kernel). Each row also gets groups of their own: 16 of the value type's edge values (ties, their
-// neighbours, ±0, saturation) and fixed ones (a tie, a value next to one, -0 and small negatives
-// that round to signed zero, values from 6 to 8 and from 8 up, 2e4 and 1e30 beyond any index or
-// saturation bound, products below the smallest normal float), ±Inf; rows of a partial group, of
-// one and a half chunks and of whole chunks; NaN in an otherwise unremarkable group (the
-// reference's error; NaN with payloads, see below); and blocks off the reciprocal path (a tiny global scale).
+// neighbours, ±0, saturation); values no boundary is near (beyond every index and saturation
+// bound, tiny, -0), which take the register path; and fixed ones (a tie, a value next to one, -0
+// and small negatives that round to signed zero, values from 6 to 8 and from 8 up, products below
+// the smallest normal float), ±Inf; rows of a partial group, of one and a half chunks and of
+// whole chunks; NaN in an otherwise unremarkable group (the reference's error; NaN with payloads,
+// see below); and blocks off the reciprocal path (a tiny global scale).
 TEST_P(DiffValue, SmoothGroups) {
   const std::string v(qc::info(value_).name);
   std::uint32_t seed = 41001;
   const std::vector<float> edges = edge_ys(value_);
   const float fixed[16] = {0.25f, std::nextafter(0.75f, 0.0f), -0.0f, -0.1f, 6.5f, 7.999f, 8.0f, 2e4f,
                            -5.0f, std::nextafter(-1.25f, -kInf), 1e-30f, -1e-38f, 2.5f, -1e30f, 0.0f, 1.75f};
+  const float far[10] = {2e4f, -1e30f, 7.3f, -9.1f, 1e-30f, -1e-38f, -0.0f, 1e6f, -100.0f, 6.2f};
   for (const char* level : {",block=16:ue4m3,tensor=f32", "", ",block=64:f32"}) {
     for (const char* store : {"native", "packed_u32:0"}) {
       const qc::Scheme s = scheme("value=" + v + ",store=" + std::string(store) + level);
@@ -570,6 +572,10 @@ TEST_P(DiffValue, SmoothGroups) {
           for (std::size_t k = 0; k < 16 && n >= 48; ++k) put(r * n + 32 + k, fixed[k]);
           if (n >= 208) {
             for (std::size_t k = 0; k < 16; ++k) put(r * n + 64 + 4 * k, edges[k * edges.size() / 16]);
+            // Values no rounding boundary is near, in a group of their own (elements 128..191),
+            // so that they take the register path: beyond every index and saturation bound,
+            // between the largest e2m1 values, tiny, and -0.
+            for (std::size_t k = 0; k < 10; ++k) put(r * n + 128 + 5 * k, far[k]);
             c.buf[r * n + 200] = kInf;
             c.buf[r * n + 201] = -kInf;
           }
