@@ -285,6 +285,10 @@ struct Fmt {
   static constexpr std::uint32_t kMaxCode = V == Value::e4m3 ? 0x7Eu : V == Value::e5m2 ? 0x7Bu : 0x7u;
   static constexpr std::int32_t kMaxBits = static_cast<std::int32_t>(std::bit_cast<std::uint32_t>(kHi));
   static constexpr std::int32_t kMinNormalBits = (128 - kBias) << 23;  // 2^(1 - bias)
+  // Minifloats: the normal code of an f32 magnitude pattern a is (a + kNormalRound) >> (23 - kMbits)
+  // (round at that bit, ties up, and re-bias the exponent in the same add; MagnitudeCode).
+  static constexpr std::uint32_t kNormalRound =
+      (1u << (22 - kMbits)) - (static_cast<std::uint32_t>(127 - kBias) << 23);
 };
 
 // Highway 1.0.3 has >= and <= for floats only; integer forms negate the strict compares.
@@ -380,13 +384,29 @@ constexpr QuarterCodes E2m1QuarterCodes() {
   return t;
 }
 
+// MagnitudeCode's normal or subnormal code before its saturating minimum: at most 4095 (the
+// normal form of a pattern up to 0xFFFFFFFF, shifted by kS >= 20), NaN patterns' above Inf's.
+template <Value V, class DU>
+HWY_INLINE hn::Vec<DU> MagnitudeCodeUnsaturated(DU du, hn::Vec<DU> a) {
+  using F = Fmt<V>;
+  const hn::RebindToSigned<DU> di;
+  const hn::RebindToFloat<DU> df;
+  constexpr int kS = 23 - F::kMbits;
+  constexpr std::uint32_t kCBits = static_cast<std::uint32_t>(127 + 1 - F::kBias - F::kMbits + 23) << 23;
+  const auto normal = hn::ShiftRight<kS>(hn::Add(a, Konst(du, F::kNormalRound)));
+  const auto sub = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(df, a), Konst(df, std::bit_cast<float>(kCBits)))),
+                           Konst(du, kCBits));
+  const auto is_sub = hn::Lt(hn::BitCast(di, a), Konst(di, F::kMinNormalBits));
+  return hn::IfThenElse(hn::RebindMask(du, is_sub), sub, normal);
+}
+
 template <Value V, class DU>
 HWY_INLINE hn::Vec<DU> MagnitudeCode(DU du, hn::Vec<DU> a) {
   using F = Fmt<V>;
   const hn::RebindToSigned<DU> di;
-  const hn::RebindToFloat<DU> df;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   if constexpr (V == Value::e2m1) {
+    const hn::RebindToFloat<DU> df;
     // One two-table lookup by quarter-binade (E2m1QuarterCodes): |q| clamped to 8 (NaN lanes
     // become 8: garbage, as allowed), bits 21 up less 499 (saturating at 0 on the 16-bit halves:
     // the pattern's high half is then 0), four operations instead of seven.
@@ -399,16 +419,27 @@ HWY_INLINE hn::Vec<DU> MagnitudeCode(DU du, hn::Vec<DU> a) {
     return hn::BitCast(du, hn::Vec512<std::int32_t>{_mm512_permutex2var_epi32(lo.raw, hn::BitCast(du, idx).raw, hi.raw)});
   }
 #endif
-  constexpr int kS = 23 - F::kMbits;
-  constexpr std::uint32_t kCBits = static_cast<std::uint32_t>(127 + 1 - F::kBias - F::kMbits + 23) << 23;
-  const auto normal = hn::ShiftRight<kS>(
-      hn::Add(a, Konst(du, (1u << (kS - 1)) - (static_cast<std::uint32_t>(127 - F::kBias) << 23))));
-  const auto sub = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(df, a), Konst(df, std::bit_cast<float>(kCBits)))),
-                           Konst(du, kCBits));
-  const auto is_sub = hn::Lt(hn::BitCast(di, a), Konst(di, F::kMinNormalBits));
-  const auto mag = hn::IfThenElse(hn::RebindMask(du, is_sub), sub, normal);
+  const auto mag = MagnitudeCodeUnsaturated<V>(du, a);
   return hn::BitCast(du, hn::Min(hn::BitCast(di, mag), Konst(di, static_cast<std::int32_t>(F::kMaxCode))));
 }
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// The lanes of a minifloat magnitude pattern `a` (of q = x * rcp) that the reciprocal path cannot
+// trust: a multiple of 2^(kS - 1) at or above half the subnormal quantum lies in (a - 16, a + 16]
+// (QuantizeVecRcp gives the argument). The second compare is masked by the first: no kandw.
+template <Value V>
+HWY_INLINE __mmask16 NearBoundary(__m512i a) {
+  using F = Fmt<V>;
+  constexpr int kS = 23 - F::kMbits;
+  constexpr std::int32_t kHalfQuantumBits = (127 - F::kBias - F::kMbits) << 23;
+  const hn::Full512<std::int32_t> di;
+  const __m512i a16 = _mm512_add_epi32(a, Konst(di, kNearUlps).raw);
+  // (a16 >= kHalfQuantumBits as a16 > kHalfQuantumBits - 1: one compare, no mask negation)
+  const __mmask16 above = _mm512_cmpgt_epi32_mask(a16, Konst(di, kHalfQuantumBits - 1).raw);
+  return _mm512_mask_cmplt_epi32_mask(above, _mm512_and_si512(a16, Konst(di, (1 << (kS - 1)) - 1).raw),
+                                      Konst(di, 2 * kNearUlps).raw);
+}
+#endif
 
 // The low byte of each u32 lane: U8FromU32 (two shuffles), or one byte permute on AVX3_DL (VBMI).
 template <class DU>
@@ -577,14 +608,10 @@ HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, float eff, hn::
     const auto bits = hn::BitCast(du, hn::Mul(v, rcp));
     const auto a = hn::And(bits, Konst(du, 0x7FFFFFFFu));
     amax = hn::Max(amax, hn::BitCast(di, a));
-    const auto a16 = hn::BitCast(di, hn::Add(a, Konst(du, static_cast<std::uint32_t>(kNearUlps))));
-    // (a16 >= kHalfQuantumBits as a16 > kHalfQuantumBits - 1: one compare, no mask negation)
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-    // The second compare masked by the first: no kandw on port 0.
-    const __mmask16 above = _mm512_cmpgt_epi32_mask(a16.raw, Konst(di, kHalfQuantumBits - 1).raw);
-    exact = _mm512_mask_cmplt_epi32_mask(above, hn::And(a16, Konst(di, (1 << (kS - 1)) - 1)).raw,
-                                         Konst(di, 2 * kNearUlps).raw) == 0;
+    exact = NearBoundary<V>(a.raw) == 0;
 #else
+    const auto a16 = hn::BitCast(di, hn::Add(a, Konst(du, static_cast<std::uint32_t>(kNearUlps))));
     const auto near = hn::And(hn::Lt(hn::And(a16, Konst(di, (1 << (kS - 1)) - 1)), Konst(di, 2 * kNearUlps)),
                               hn::Gt(a16, Konst(di, kHalfQuantumBits - 1)));
     exact = hn::AllFalse(di, near);
@@ -773,21 +800,15 @@ HWY_INLINE T* Offset(T* p, std::size_t i) {
 // of every finite value and Inf, so a u16 maximum of the packed codes (`cmax`) finds it instead of a
 // maximum per vector. A group with a lane near a boundary runs QuantizeVecRcp per vector.
 template <Value V>
-struct MiniGroup {
-  using F = Fmt<V>;
-  static constexpr int kS = 23 - F::kMbits;
-  static constexpr std::uint32_t kRound = (1u << (kS - 1)) - (static_cast<std::uint32_t>(127 - F::kBias) << 23);
-  static constexpr std::uint32_t kNanCode = (0x7FC00000u + kRound) >> kS;
-  static_assert(kNanCode > ((0x7F800000u + kRound) >> kS), "NaN's normal code must exceed Inf's");
-  static constexpr std::uint32_t kCBits = static_cast<std::uint32_t>(127 + 1 - F::kBias - F::kMbits + 23) << 23;
-};
+inline constexpr std::uint32_t kMiniNanCode = (0x7FC00000u + Fmt<V>::kNormalRound) >> (23 - Fmt<V>::kMbits);
+static_assert(kMiniNanCode<Value::e4m3> > ((0x7F800000u + Fmt<Value::e4m3>::kNormalRound) >> 20) &&
+                  kMiniNanCode<Value::e5m2> > ((0x7F800000u + Fmt<Value::e5m2>::kNormalRound) >> 21),
+              "a quiet NaN's normal code must exceed Inf's");
 
 template <Value V>
 HWY_INLINE void QuantizeMiniGroup(const float* HWY_RESTRICT x, float eff, float r, std::uint8_t* HWY_RESTRICT fields,
                                   __m512i& cmax, hn::Vec512<std::int32_t>& nan_acc) {
   using F = Fmt<V>;
-  using G = MiniGroup<V>;
-  constexpr std::int32_t kHalfQuantumBits = (127 - F::kBias - F::kMbits) << 23;
   const hn::Full512<float> d;
   const hn::Full512<std::int32_t> di;
   const hn::Full512<std::uint32_t> du;
@@ -798,15 +819,8 @@ HWY_INLINE void QuantizeMiniGroup(const float* HWY_RESTRICT x, float eff, float 
   for (int k = 0; k < 4; ++k) {
     bits[k] = _mm512_castps_si512(_mm512_mul_ps(_mm512_loadu_ps(x + 16 * k), rv));
     const __m512i a = _mm512_and_si512(bits[k], Konst(di, 0x7FFFFFFF).raw);
-    const __m512i a16 = _mm512_add_epi32(a, Konst(di, kNearUlps).raw);
-    const __mmask16 above = _mm512_cmpgt_epi32_mask(a16, Konst(di, kHalfQuantumBits - 1).raw);
-    near |= _mm512_mask_cmplt_epi32_mask(above, _mm512_and_si512(a16, Konst(di, (1 << (G::kS - 1)) - 1).raw),
-                                         Konst(di, 2 * kNearUlps).raw);
-    const __m512i normal = _mm512_srli_epi32(_mm512_add_epi32(a, Konst(du, G::kRound).raw), G::kS);
-    const __m512i sub = _mm512_sub_epi32(
-        _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), Konst(d, std::bit_cast<float>(G::kCBits)).raw)),
-        Konst(du, G::kCBits).raw);
-    mag[k] = _mm512_mask_mov_epi32(normal, _mm512_cmplt_epi32_mask(a, Konst(di, F::kMinNormalBits).raw), sub);
+    near |= NearBoundary<V>(a);
+    mag[k] = MagnitudeCodeUnsaturated<V>(du, hn::Vec512<std::uint32_t>{a}).raw;
   }
   if (HWY_UNLIKELY(near != 0)) {
     for (int k = 0; k < 4; ++k) {
@@ -826,7 +840,7 @@ HWY_INLINE void QuantizeMiniGroup(const float* HWY_RESTRICT x, float eff, float 
 // After a row's groups: NaN found by their code maximum into nan_acc.
 template <Value V>
 HWY_INLINE void MiniGroupNan(__m512i cmax, hn::Vec512<std::int32_t>& nan_acc) {
-  if (_mm512_cmpge_epu16_mask(cmax, _mm512_set1_epi16(static_cast<short>(MiniGroup<V>::kNanCode))) != 0) {
+  if (_mm512_cmpge_epu16_mask(cmax, _mm512_set1_epi16(static_cast<short>(kMiniNanCode<V>))) != 0) {
     nan_acc = hn::Max(nan_acc, hn::Set(hn::Full512<std::int32_t>(), 0x7FC00000));
   }
 }
@@ -845,10 +859,7 @@ HWY_INLINE std::size_t BlockVectors(D d, const float* HWY_RESTRICT xr, std::size
     if constexpr (kBytes && Fmt<V>::kMini && Fmt<V>::kBits == 8) {
       __m512i cmax = _mm512_setzero_si512();
       for (; i + 4 * lanes <= e; i += 4 * lanes) {
-        hwy::Prefetch(xr + std::min(i + kPrefetch, last));
-        hwy::Prefetch(xr + std::min(i + kPrefetch + lanes, last));
-        hwy::Prefetch(xr + std::min(i + kPrefetch + 2 * lanes, last));
-        hwy::Prefetch(xr + std::min(i + kPrefetch + 3 * lanes, last));
+        for (std::size_t q = 0; q < 4; ++q) PrefetchAhead(xr, i + q * lanes, last);
         QuantizeMiniGroup<V>(xr + i, s, r, fields_at(i), cmax, nan_acc);
       }
       MiniGroupNan<V>(cmax, nan_acc);
@@ -1058,23 +1069,26 @@ template <class VI>
 HWY_INLINE void QuantizeE2m1Packed(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1,
                                    const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp, std::size_t last,
                                    std::uint8_t* HWY_RESTRICT out, VI& nan_acc) {
-  using F = Fmt<Value::e2m1>;
-  constexpr int kS = 23 - F::kMbits;
-  constexpr std::int32_t kHalfQuantumBits = (127 - F::kBias - F::kMbits) << 23;
   static constexpr E2m1PackTables kTables = MakeE2m1PackTables();
   const hn::Full512<float> d;
   const hn::Full512<std::int32_t> di;
   constexpr std::size_t kLanes = 16;
   const __m512i abs_mask = Hidden(hn::Set(di, 0x7FFFFFFF)).raw;
-  const __m512i ulps = Hidden(hn::Set(di, kNearUlps)).raw;
-  const __m512i lower = Hidden(hn::Set(di, kHalfQuantumBits - 1)).raw;
-  const __m512i low_mask = Hidden(hn::Set(di, (1 << (kS - 1)) - 1)).raw;
-  const __m512i near_span = Hidden(hn::Set(di, 2 * kNearUlps)).raw;
   const __m512i offset = Hidden(hn::Set(di, 499 * 0x10001)).raw;
   const __m512i max_index = Hidden(hn::Set(di, 21 * 0x01010101)).raw;
   const __m512i eight = Hidden(hn::Set(di, 0x08080808)).raw;
   const __m512i quarter = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.quarter))).raw;
   const __m512i order = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.order))).raw;
+  // Vectors [i, i + 16 m) one at a time (QuantizeVecRcp, then PackFields), m <= 4.
+  auto per_vector = [&](std::size_t i, std::size_t m) HWY_ATTR {
+    alignas(64) std::uint8_t f[4 * kLanes];
+    const std::size_t k0 = (i - c0) / kLanes;
+    for (std::size_t k = 0; k < m; ++k) {
+      QuantizeVecRcp<Value::e2m1, true>(d, xr + i + k * kLanes, es[k0 + k], hn::Set(d, rcp[k0 + k]), nullptr,
+                                        f + k * kLanes, nan_acc);
+    }
+    PackFields(f, m * kLanes, 2, out + (i - c0) / 2);
+  };
   __m512i hmax = _mm512_setzero_si512();
   std::size_t i = c0;
   for (; i + 4 * kLanes <= c1; i += 4 * kLanes) {
@@ -1087,19 +1101,11 @@ HWY_INLINE void QuantizeE2m1Packed(const float* HWY_RESTRICT xr, std::size_t c0,
       hwy::Prefetch(pf + k * kLanes);
       bits[k] = _mm512_castps_si512(_mm512_mul_ps(_mm512_loadu_ps(xr + i + k * kLanes), _mm512_set1_ps(rcp[k0 + k])));
       const __m512i a = _mm512_and_si512(bits[k], abs_mask);
-      const __m512i a16 = _mm512_add_epi32(a, ulps);
-      const __mmask16 above = _mm512_cmpgt_epi32_mask(a16, lower);
-      near |= _mm512_mask_cmplt_epi32_mask(above, _mm512_and_si512(a16, low_mask), near_span);
+      near |= NearBoundary<Value::e2m1>(a);
       h[k] = _mm512_srli_epi32(a, 21);
     }
-    std::uint8_t* HWY_RESTRICT o = out + (i - c0) / 2;
     if (HWY_UNLIKELY(near != 0)) {
-      alignas(64) std::uint8_t f[4 * kLanes];
-      for (std::size_t k = 0; k < 4; ++k) {
-        QuantizeVecRcp<Value::e2m1, true>(d, xr + i + k * kLanes, es[k0 + k], hn::Set(d, rcp[k0 + k]), nullptr,
-                                          f + k * kLanes, nan_acc);
-      }
-      PackFields(f, 4 * kLanes, 2, o);
+      per_vector(i, 4);
       continue;
     }
     const __m512i h01 = _mm512_packus_epi32(h[0], h[1]), h23 = _mm512_packus_epi32(h[2], h[3]);
@@ -1110,18 +1116,10 @@ HWY_INLINE void QuantizeE2m1Packed(const float* HWY_RESTRICT xr, std::size_t c0,
     __m512i code = _mm512_permutexvar_epi8(idx, quarter);
     code = _mm512_mask_add_epi8(code, _mm512_movepi8_mask(sign), code, eight);
     const __m512i pairs = _mm512_or_si512(code, _mm512_srli_epi16(code, 4));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), _mm512_castsi512_si256(_mm512_permutexvar_epi8(order, pairs)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (i - c0) / 2),
+                        _mm512_castsi512_si256(_mm512_permutexvar_epi8(order, pairs)));
   }
-  if (i < c1) {  // fewer than four blocks left
-    alignas(64) std::uint8_t f[4 * kLanes];
-    const std::size_t k0 = (i - c0) / kLanes, m = (c1 - i) / kLanes;
-    for (std::size_t k = 0; k < m; ++k) {
-      hwy::Prefetch(xr + std::min(i + k * kLanes + kPrefetch, last + 1 - kLanes));
-      QuantizeVecRcp<Value::e2m1, true>(d, xr + i + k * kLanes, es[k0 + k], hn::Set(d, rcp[k0 + k]), nullptr,
-                                        f + k * kLanes, nan_acc);
-    }
-    PackFields(f, m * kLanes, 2, out + (i - c0) / 2);
-  }
+  if (i < c1) per_vector(i, (c1 - i) / kLanes);  // fewer than four blocks left (prefetched above)
   // h >= 1021 only for NaN (the largest finite magnitude has h = 1019, +Inf 1020).
   if (_mm512_cmpgt_epu16_mask(hmax, _mm512_set1_epi16(1020)) != 0) nan_acc = hn::Max(nan_acc, hn::Set(di, 0x7FC00000));
 }
