@@ -1648,7 +1648,8 @@ HWY_INLINE hn::Vec<hn::Repartition<std::uint8_t, DU>> FourVectorFields(DU du, hn
 // stored with one gather and one store, where vector by vector took a shift, a gather and a store
 // each (on AVX3_DL: 17 vector operations and one store for four vectors instead of 20 and four,
 // 5 of them on port 5 instead of 8); otherwise the four go through QuantizeVecRcp one by one (the
-// division for the lanes that need it). Fields go to fields[0, nv * Lanes).
+// division for the lanes that need it). Fields go to fields[0, nv * Lanes). Line i < pf_lines of
+// pf (64 bytes each) is prefetched along the way, four vectors' worth of lines per four vectors.
 template <Value V, int kShift, class VU, class Sink>
 HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, const float* HWY_RESTRICT eff,
                                 const float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT fields, VU& nan_acc,
@@ -1667,7 +1668,11 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
   for (; v + 4 <= nv; v += 4) {
     const float* HWY_RESTRICT p = x + v * kLanes;
     const std::size_t k = v >> kShift;
-    if (v / 4 < pf_lines) hwy::Prefetch(pf + v / 4 * 16);
+    constexpr std::size_t kLines = 4 * kLanes * sizeof(float) / 64;  // lines of four vectors: 4, 2 or 1
+#pragma GCC unroll 4
+    for (std::size_t q = 0; q < kLines; ++q) {
+      if (v / 4 * kLines + q < pf_lines) hwy::Prefetch(pf + (v / 4 * kLines + q) * 16);
+    }
     hn::Vec<decltype(du)> t[4];
 #pragma GCC unroll 4
     for (std::size_t u = 0; u < 4; ++u) {
@@ -1775,10 +1780,12 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       const ChunkFacts f =
           CalibrateChunk(job.dtype, xr + c0, b, blocks, last - c0, range, none, eff, rcp, job.scales + (walker.base() + j0) * w);
       if (f.bad) return false;
-      // Streamed, the codes pass also prefetches the input lines after the ones the maxima pass
-      // did, one per four vectors: without them memory idles while the codes are computed.
+      // Streamed, the codes pass also prefetches the next chunk's input lines, kPrefetch ahead,
+      // every one of them: without them memory idles while the codes are computed. (Session 12's
+      // one line per four vectors was enough on the Xeon; on the EPYC of session 13, paired with
+      // the ceiling at 256 MiB, it gave 0.70 of it and every line 1.0.)
       const std::size_t ahead = c1 + kPrefetch;
-      const std::size_t pf_lines = stream && ahead <= last ? std::min((c1 - c0) / 64, (last - ahead) / 16 + 1) : 0;
+      const std::size_t pf_lines = stream && ahead <= last ? std::min((c1 - c0) / 16, (last - ahead) / 16 + 1) : 0;
       const float* const pf = pf_lines > 0 ? xr + ahead : nullptr;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
       if constexpr (!F::kMini) {
