@@ -1668,11 +1668,8 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
   for (; v + 4 <= nv; v += 4) {
     const float* HWY_RESTRICT p = x + v * kLanes;
     const std::size_t k = v >> kShift;
-    constexpr std::size_t kLines = 4 * kLanes * sizeof(float) / 64;  // lines of four vectors: 4, 2 or 1
-#pragma GCC unroll 4
-    for (std::size_t q = 0; q < kLines; ++q) {
-      if (v / 4 * kLines + q < pf_lines) hwy::Prefetch(pf + (v / 4 * kLines + q) * 16);
-    }
+    // Four vectors' worth of pf's lines (4, 2 or 1), none at or past line pf_lines.
+    PrefetchBytes(pf, v * kLanes * sizeof(float), 4 * kLanes * sizeof(float), pf + pf_lines * 16);
     hn::Vec<decltype(du)> t[4];
 #pragma GCC unroll 4
     for (std::size_t u = 0; u < 4; ++u) {
