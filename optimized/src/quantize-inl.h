@@ -51,6 +51,11 @@ inline constexpr std::size_t kChunk = 2048;
 // So inputs above kFusedSmallBytes take kChunk.
 inline constexpr std::size_t kFusedChunk = 4096;
 inline constexpr std::size_t kFusedSmallBytes = std::size_t{2} << 20;
+// Inputs from which calibrate+quantize's codes pass prefetches the next chunk into L2. Below, in
+// L2 or L3, the prefetches cost more than they save: on the Zen 4 of session 14 (32 MiB L3),
+// interleaved A/B against no such prefetch, 1.03 in time at 4 MiB and 1.01 at 8 MiB, 0.81 at 16
+// and 32 MiB. (The output is streamed from 64 MiB of input on, kStreamBytes.)
+inline constexpr std::size_t kFarPrefetchBytes = std::size_t{16} << 20;
 // Input elements read ahead of the quantize loop: the arithmetic keeps a core busy enough that the
 // hardware prefetcher alone leaves DRAM idle between requests. Not a multiple of 4 KiB, so the
 // prefetch and the load 4 KiB behind it do not share their page offset (one A/B run was faster in
@@ -58,11 +63,21 @@ inline constexpr std::size_t kFusedSmallBytes = std::size_t{2} << 20;
 inline constexpr std::size_t kPrefetch = 1040;
 
 // Prefetch every cache line of [p + ahead, p + ahead + bytes) that lies before `end`, p <= end
-// (no pointer is formed past it).
+// (no pointer is formed past it). kL2: into L2 only (prefetcht1 on x86), for lines that a later
+// pass prefetches again into L1: a prefetch into L1 holds one of the L1's few miss buffers for
+// the whole DRAM latency (on the Zen 4 of session 14 calibrate+quantize's far prefetches, into
+// L1, ran at about 12 GB/s of input against the ceiling's 17 to 19; see optimized/README.md).
+template <bool kL2 = false>
 HWY_INLINE void PrefetchBytes(const void* p, std::size_t ahead, std::size_t bytes, const void* end) {
   const char* c = static_cast<const char*>(p);
   const std::size_t stop = std::min(ahead + bytes, static_cast<std::size_t>(static_cast<const char*>(end) - c));
-  for (std::size_t i = ahead; i < stop; i += 64) hwy::Prefetch(c + i);
+  for (std::size_t i = ahead; i < stop; i += 64) {
+    if constexpr (kL2) {
+      __builtin_prefetch(c + i, 0, 2);  // read, moderate locality: prefetcht1 (GCC and clang)
+    } else {
+      hwy::Prefetch(c + i);
+    }
+  }
 }
 
 // Prefetch of x[min(i + kPrefetch, last)], `last` the index of the tensor's last element relative
@@ -1649,7 +1664,8 @@ HWY_INLINE hn::Vec<hn::Repartition<std::uint8_t, DU>> FourVectorFields(DU du, hn
 // each (on AVX3_DL: 17 vector operations and one store for four vectors instead of 20 and four,
 // 5 of them on port 5 instead of 8); otherwise the four go through QuantizeVecRcp one by one (the
 // division for the lanes that need it). Fields go to fields[0, nv * Lanes). Line i < pf_lines of
-// pf (64 bytes each) is prefetched along the way, four vectors' worth of lines per four vectors.
+// pf (64 bytes each) is prefetched into L2 along the way, four vectors' worth of lines per four
+// vectors.
 template <Value V, int kShift, class VU, class Sink>
 HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, const float* HWY_RESTRICT eff,
                                 const float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT fields, VU& nan_acc,
@@ -1668,8 +1684,9 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
   for (; v + 4 <= nv; v += 4) {
     const float* HWY_RESTRICT p = x + v * kLanes;
     const std::size_t k = v >> kShift;
-    // Four vectors' worth of pf's lines (4, 2 or 1), none at or past line pf_lines.
-    PrefetchBytes(pf, v * kLanes * sizeof(float), 4 * kLanes * sizeof(float), pf + pf_lines * 16);
+    // Four vectors' worth of pf's lines (4, 2 or 1), none at or past line pf_lines, into L2 (the
+    // next chunk's maxima pass prefetches them again into L1, kPrefetch ahead).
+    PrefetchBytes<true>(pf, v * kLanes * sizeof(float), 4 * kLanes * sizeof(float), pf + pf_lines * 16);
     hn::Vec<decltype(du)> t[4];
 #pragma GCC unroll 4
     for (std::size_t u = 0; u < 4; ++u) {
@@ -1752,6 +1769,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   // QuantizeVecRcp), 0 is what the minifloat loops test for.
   const float none = F::kMini ? 0.0f : std::numeric_limits<float>::quiet_NaN();
   const bool stream = g.rows * job.pack.row_bytes >= kStreamBytes;
+  const bool far = g.rows * g.n * sizeof(float) >= kFarPrefetchBytes;  // the codes pass prefetches the next chunk
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   // Streamed one-byte codes of calibrated blocks of 1, 2, 4 or 8 whole vectors, in rows of whole
   // 64-byte vectors: CalibratedCodes hands its vectors to a VectorStream (QuantizeChunk's, where a
@@ -1777,12 +1795,15 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       const ChunkFacts f =
           CalibrateChunk(job.dtype, xr + c0, b, blocks, last - c0, range, none, eff, rcp, job.scales + (walker.base() + j0) * w);
       if (f.bad) return false;
-      // Streamed, the codes pass also prefetches the next chunk's input lines, kPrefetch ahead,
-      // every one of them: without them memory idles while the codes are computed. (Session 12's
-      // one line per four vectors was enough on the Xeon; on the EPYC of session 13, paired with
-      // the ceiling at 256 MiB, it gave 0.70 of it and every line 1.0.)
+      // From kFarPrefetchBytes of input on, the codes pass also prefetches the next
+      // chunk's input lines, kPrefetch ahead, every one of them: without them memory idles while
+      // the codes are computed. (Session 12's one line per four vectors was enough on the Xeon;
+      // on the EPYC of session 13, paired with the ceiling at 256 MiB, it gave 0.70 of it and
+      // every line 1.0.) Into L2 only: on the Zen 4 of session 14, into L1 they held its miss
+      // buffers and ran at 0.65 of the ceiling. Until session 14 only streamed outputs (inputs of
+      // 64 MiB and more) prefetched, which left 16 to 64 MiB without (see optimized/README.md).
       const std::size_t ahead = c1 + kPrefetch;
-      const std::size_t pf_lines = stream && ahead <= last ? std::min((c1 - c0) / 16, (last - ahead) / 16 + 1) : 0;
+      const std::size_t pf_lines = far && ahead <= last ? std::min((c1 - c0) / 16, (last - ahead) / 16 + 1) : 0;
       const float* const pf = pf_lines > 0 ? xr + ahead : nullptr;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
       if constexpr (!F::kMini) {
