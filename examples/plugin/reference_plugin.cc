@@ -31,7 +31,7 @@ int example_quantize(const char* scheme, const size_t* shape, size_t rank, const
   const auto bytes = qconform::serialize(t.value());
   if (!bytes.ok()) return fail(result, bytes.kind());
   if (bytes->size() > out_capacity) return -1;
-  std::memcpy(out, bytes->data(), bytes->size());
+  if (!bytes->empty()) std::memcpy(out, bytes->data(), bytes->size());  // (out may be null when empty)
   result->size = bytes->size();
   result->error_kind[0] = '\0';
   return 0;
@@ -47,7 +47,7 @@ int example_dequantize(const char* scheme, const size_t* shape, size_t rank, con
   const auto values = qconform::dequantize(t.value());
   if (!values.ok()) return fail(result, values.kind());
   if (values->size() > out_capacity) return -1;
-  std::memcpy(out, values->data(), values->size() * sizeof(float));
+  if (!values->empty()) std::memcpy(out, values->data(), values->size() * sizeof(float));
   result->size = values->size();
   result->error_kind[0] = '\0';
   return 0;

@@ -4,6 +4,7 @@
 // bytes' codes: a q8s -128 (or any code quantize never writes) decodes instead of invalid-code.
 // 1 to 5 fail every dequantize with invalid-code.
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -27,8 +28,11 @@ int buggy_quantize(const char* scheme, const size_t* shape, size_t rank, const f
   const auto s = qconform::parse_scheme(scheme);
   if (!s.ok()) return fail(result, "invalid-scheme");
   if (QCONFORM_BUG == 1 && qconform::info(s->value).bits == 4) {
-    volatile int* p = nullptr;
-    *p = 1;  // a crash
+    // A crash: SIGSEGV with its default action, as a stray store would end. (A real null store
+    // is undefined behaviour, which UBSan reports and ends the worker with an exit status instead,
+    // and ASan's own SIGSEGV handler does the same.)
+    std::signal(SIGSEGV, SIG_DFL);
+    std::raise(SIGSEGV);
   }
   if (QCONFORM_BUG == 4) {
     // A hang with a side effect in the loop: an empty infinite loop is undefined behaviour in
@@ -51,7 +55,7 @@ int buggy_quantize(const char* scheme, const size_t* shape, size_t rank, const f
   const auto bytes = qconform::serialize(t.value());
   if (!bytes.ok()) return fail(result, std::string(qconform::to_string(bytes.kind())).c_str());
   if (bytes->size() > out_capacity) return -1;
-  std::memcpy(out, bytes->data(), bytes->size());
+  if (!bytes->empty()) std::memcpy(out, bytes->data(), bytes->size());  // (out may be null when empty)
   if (QCONFORM_BUG == 2) out[out_capacity] = 0xFF;  // one past the end
   result->size = bytes->size();
   result->error_kind[0] = '\0';
@@ -82,7 +86,7 @@ int buggy_dequantize(const char* scheme, const size_t* shape, size_t rank, const
   const auto values = qconform::dequantize(t.value());
   if (!values.ok()) return fail(result, std::string(qconform::to_string(values.kind())).c_str());
   if (values->size() > out_capacity) return -1;
-  std::memcpy(out, values->data(), values->size() * sizeof(float));
+  if (!values->empty()) std::memcpy(out, values->data(), values->size() * sizeof(float));
   result->size = values->size();
   result->error_kind[0] = '\0';
   return 0;
