@@ -4,8 +4,8 @@
 // bytes' codes: a q8s -128 (or any code quantize never writes) decodes instead of invalid-code.
 // 1 to 5 fail every dequantize with invalid-code.
 #include <chrono>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <string>
 #include <thread>

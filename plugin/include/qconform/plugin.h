@@ -20,11 +20,14 @@ typedef struct qconform_plugin {
   const char* name;
   /* Quantize count floats of a row-major tensor of shape[0..rank) into the serialized layout
      (SPEC 7). scheme is the canonical text form; global is NULL when absent.
-     Returns 0 on success, 1 on a typed error (kind in result->error_kind), -1 if out is too small. */
+     Returns 0 on success, 1 on a typed error (kind in result->error_kind), -1 if out is too small.
+     Every pointer whose count is 0 may be NULL (shape when rank is 0, input, scales, and out when
+     out_capacity is 0): a plugin must not pass it to memcpy or do arithmetic on it then. */
   int (*quantize)(const char* scheme, const size_t* shape, size_t rank, const float* input,
                   size_t count, const float* scales, size_t scale_count, const float* global,
                   uint8_t* out, size_t out_capacity, qconform_result* result);
-  /* Dequantize a serialized tensor back to count floats. Same return convention. */
+  /* Dequantize a serialized tensor back to count floats. Same return convention; bytes may be
+     NULL when size is 0, and out when out_capacity is 0. */
   int (*dequantize)(const char* scheme, const size_t* shape, size_t rank, const uint8_t* bytes,
                     size_t size, float* out, size_t out_capacity, qconform_result* result);
 } qconform_plugin;
