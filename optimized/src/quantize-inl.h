@@ -1043,7 +1043,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
   }
 }
 
-#if HWY_TARGET == HWY_AVX3_DL
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 // e2m1 fields packed two per byte (nvfp4), blocks of one vector, every block on the reciprocal
 // path: 64 elements (four blocks) at a time from the registers to their 32 bytes, with the same
 // codes as QuantizeVecRcp followed by PackFields. Per vector it keeps only the product, its
@@ -1059,9 +1059,16 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
 // has h <= 1019, so the largest h (u16 maximum) finds it instead of a maximum per vector. A group
 // with a lane near a boundary runs QuantizeVecRcp per vector and PackFields, as does a last
 // partial group. (c1 - c0) % 16 == 0; es, rcp: the chunk's effective scales and reciprocals.
+// AVX3 has no byte permute across 128-bit lanes (VBMI): the codes come from two in-lane lookups
+// (`vpshufb`, indices 0..15 and 16..21, merged by a mask), and the order from one 16-bit permute
+// (`vpermw`: each output u16 takes the u16 whose low byte it needs) and a truncation to bytes
+// (`vpmovwb`).
 struct E2m1PackTables {
   std::uint8_t quarter[64];  // magnitude code by quarter-binade index (0..21 used)
   std::uint8_t order[64];    // element order of the packed bytes (the first 32 used)
+  std::uint16_t order16[32]; // the same order as u16 lanes (AVX3: vpermw, then vpmovwb)
+  std::uint8_t low[64];      // quarter[0..15] in each 128-bit lane (AVX3)
+  std::uint8_t high[64];     // quarter[16..31] in each 128-bit lane (AVX3)
 };
 constexpr E2m1PackTables MakeE2m1PackTables() {
   E2m1PackTables t{};
@@ -1074,8 +1081,13 @@ constexpr E2m1PackTables MakeE2m1PackTables() {
       for (int h = 0; h < 2; ++h) {
         t.order[8 * k + 2 * j + h] = static_cast<std::uint8_t>(16 * j + 4 * k + 2 * h);
         t.order[32 + 8 * k + 2 * j + h] = 0;
+        t.order16[8 * k + 2 * j + h] = static_cast<std::uint16_t>(8 * j + 2 * k + h);
       }
     }
+  }
+  for (int i = 0; i < 64; ++i) {
+    t.low[i] = t.quarter[i % 16];
+    t.high[i] = t.quarter[16 + i % 16];
   }
   return t;
 }
@@ -1092,8 +1104,15 @@ HWY_INLINE void QuantizeE2m1Packed(const float* HWY_RESTRICT xr, std::size_t c0,
   const __m512i offset = Hidden(hn::Set(di, 499 * 0x10001)).raw;
   const __m512i max_index = Hidden(hn::Set(di, 21 * 0x01010101)).raw;
   const __m512i eight = Hidden(hn::Set(di, 0x08080808)).raw;
+#if HWY_TARGET == HWY_AVX3_DL
   const __m512i quarter = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.quarter))).raw;
   const __m512i order = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.order))).raw;
+#else
+  const __m512i low = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.low))).raw;
+  const __m512i high = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.high))).raw;
+  const __m512i sixteen = Hidden(hn::Set(di, 0x10101010)).raw;
+  const __m512i order = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.order16))).raw;
+#endif
   // Vectors [i, i + 16 m) one at a time (QuantizeVecRcp, then PackFields), m <= 4.
   auto per_vector = [&](std::size_t i, std::size_t m) HWY_ATTR {
     alignas(64) std::uint8_t f[4 * kLanes];
@@ -1128,11 +1147,20 @@ HWY_INLINE void QuantizeE2m1Packed(const float* HWY_RESTRICT xr, std::size_t c0,
     const __m512i idx = _mm512_min_epu8(
         _mm512_packus_epi16(_mm512_subs_epu16(h01, offset), _mm512_subs_epu16(h23, offset)), max_index);
     const __m512i sign = _mm512_packs_epi16(_mm512_packs_epi32(bits[0], bits[1]), _mm512_packs_epi32(bits[2], bits[3]));
+#if HWY_TARGET == HWY_AVX3_DL
     __m512i code = _mm512_permutexvar_epi8(idx, quarter);
+#else
+    // idx <= 21: vpshufb reads its low 4 bits (bit 7 is clear), the mask picks the high table.
+    __m512i code = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(low, idx), _mm512_cmpge_epu8_mask(idx, sixteen), high, idx);
+#endif
     code = _mm512_mask_add_epi8(code, _mm512_movepi8_mask(sign), code, eight);
     const __m512i pairs = _mm512_or_si512(code, _mm512_srli_epi16(code, 4));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (i - c0) / 2),
-                        _mm512_castsi512_si256(_mm512_permutexvar_epi8(order, pairs)));
+#if HWY_TARGET == HWY_AVX3_DL
+    const __m256i packed = _mm512_castsi512_si256(_mm512_permutexvar_epi8(order, pairs));
+#else
+    const __m256i packed = _mm512_cvtepi16_epi8(_mm512_permutexvar_epi16(order, pairs));
+#endif
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (i - c0) / 2), packed);
   }
   if (i < c1) per_vector(i, (c1 - i) / kLanes);  // fewer than four blocks left (prefetched above)
   // h >= 1021 only for NaN (the largest finite magnitude has h = 1019, +Inf 1020).
@@ -1163,7 +1191,7 @@ bool QuantizeRowsT(const QuantizeJob& job) {
       const std::size_t j0 = c0 / g.b;
       const float* eff = ChunkScales(job.eff, job.scale_src, walker.base(), j0, (c1 - 1) / g.b + 1, effchunk);
       if (eff == nullptr) return false;
-#if HWY_TARGET == HWY_AVX3_DL
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
       if constexpr (kBytes && V == Value::e2m1) {
         if (job.pack.per_byte == 2 && g.b == 16 && c0 % 16 == 0 && (c1 - c0) % 16 == 0) {
           const std::size_t nb = (c1 - c0) / 16;
