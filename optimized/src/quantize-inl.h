@@ -2305,7 +2305,10 @@ void Ceiling4to1(const float* HWY_RESTRICT in, std::uint8_t* HWY_RESTRICT out, s
     const std::size_t bytes = hn::Lanes(dv);
     for (; i < n && reinterpret_cast<std::uintptr_t>(out + i) % bytes != 0; ++i) one(i);
     for (; i + bytes <= n; i += bytes) {
-      PrefetchAhead(in, i, n - 1);
+      // One prefetch per input vector, as the quantize loops: one per four vectors (every other
+      // line on AVX2) left this pass at 0.34 ns/element on the Zen 3 of session 17, where every
+      // line prefetched, or none, runs at 0.24 to 0.27 (the q8s kernel beat its ceiling by 1.3x).
+      for (std::size_t k = 0; k < 4; ++k) PrefetchAhead(in, i + k * lanes, n - 1);
       auto low = [&](std::size_t k) HWY_ATTR { return hn::BitCast(dq, hn::U8FromU32(hn::BitCast(du, hn::LoadU(df, in + i + k * lanes)))); };
       const auto v01 = hn::Combine(dh, low(1), low(0));
       const auto v23 = hn::Combine(dh, low(3), low(2));
