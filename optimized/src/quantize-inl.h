@@ -280,6 +280,22 @@ HWY_INLINE hn::Vec<D> Konst(D d, T value) {
   return Hidden(hn::Set(d, static_cast<hn::TFromD<D>>(value)));
 }
 
+// Targets with group kernels (four vectors at a time, from the registers to their stored bytes;
+// x86 intrinsics): AVX-512 (64 lanes a group) and AVX2 (32). GroupAcc is a group kernel's running
+// u16 maximum (NaN found after a row's groups).
+#undef QCONFORM_GROUP_KERNELS
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#define QCONFORM_GROUP_KERNELS 1
+using GroupAcc = __m512i;
+HWY_INLINE GroupAcc GroupAccZero() { return _mm512_setzero_si512(); }
+#elif HWY_TARGET == HWY_AVX2
+#define QCONFORM_GROUP_KERNELS 1
+using GroupAcc = __m256i;
+HWY_INLINE GroupAcc GroupAccZero() { return _mm256_setzero_si256(); }
+#else
+#define QCONFORM_GROUP_KERNELS 0
+#endif
+
 // Minifloat boundary margin of the reciprocal path, in f32 patterns (the approximation is within
 // 3; crossing a binade can double a distance counted in patterns).
 inline constexpr std::int32_t kNearUlps = 16;
@@ -453,6 +469,40 @@ HWY_INLINE __mmask16 NearBoundary(__m512i a) {
   const __mmask16 above = _mm512_cmpgt_epi32_mask(a16, Konst(di, kHalfQuantumBits - 1).raw);
   return _mm512_mask_cmplt_epi32_mask(above, _mm512_and_si512(a16, Konst(di, (1 << (kS - 1)) - 1).raw),
                                       Konst(di, 2 * kNearUlps).raw);
+}
+#endif
+
+#if HWY_TARGET == HWY_AVX2
+// AVX2's near-boundary test of minifloat magnitude patterns `a` for a group of vectors, without
+// mask registers. u = a + 16 and l = a - 16 share their bits from kS - 1 up exactly when no
+// multiple of 2^(kS - 1) lies in (l, u] = (a - 16, a + 16], so (u ^ l) >= 2^(kS - 1) flags the
+// lanes NearBoundary flags, and more: multiples below half the subnormal quantum, which are no
+// boundaries (harmless, as the representable values it flags too). A lane with a < 16 (|q| below
+// 2^-145: code 0 either way, QuantizeVecRcp) has l < 0 and u ^ l negative as a signed integer, so
+// exact zeros are not flagged. Nor is the largest value: `a` is first clamped to T, halfway between
+// the largest minifloat's pattern and that of the last midpoint below it (2^(kS - 1) lower: the
+// largest minifloat of e4m3, e5m2 and e2m1 has a nonzero mantissa, so its predecessor is one ulp
+// below in its binade), both multiples of 2^(kS - 1), 2^(kS - 2) away. A lane with a >= T lies above that midpoint by far more than
+// 16 patterns, so fl(x / eff) does too, and both codes are the largest (MagnitudeCode of a
+// saturates). Calibrated data with f32 block scales puts each block's maximum exactly there,
+// which would send every group holding one to the per-vector path. One signed maximum per vector
+// gathers a group (NearSpread), one compare tests it (AnyNear). NaN lanes (a above 0x7F800000)
+// are clamped too: the callers find them by their codes.
+template <Value V>
+HWY_INLINE __m256i NearSpread(__m256i spread, __m256i a) {
+  using F = Fmt<V>;
+  constexpr int kS = 23 - F::kMbits;
+  static_assert(((F::kMaxBits >> kS) & ((1 << F::kMbits) - 1)) != 0, "the largest minifloat's predecessor shares its binade");
+  const hn::Full256<std::int32_t> di;
+  const __m256i k = Konst(di, kNearUlps).raw;
+  const __m256i t = _mm256_min_epi32(a, Konst(di, F::kMaxBits - (1 << (kS - 2))).raw);
+  return _mm256_max_epi32(spread, _mm256_xor_si256(_mm256_add_epi32(t, k), _mm256_sub_epi32(t, k)));
+}
+template <Value V>
+HWY_INLINE bool AnyNear(__m256i spread) {
+  constexpr int kS = 23 - Fmt<V>::kMbits;
+  const __m256i near = _mm256_cmpgt_epi32(spread, _mm256_set1_epi32((1 << (kS - 1)) - 1));
+  return _mm256_testz_si256(near, near) == 0;
 }
 #endif
 
@@ -802,7 +852,7 @@ HWY_INLINE T* Offset(T* p, std::size_t i) {
   }
 }
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if QCONFORM_GROUP_KERNELS
 // Four vectors of an 8-bit minifloat (e4m3, e5m2) on the reciprocal path of one scale, to their
 // 64 field bytes with one store: the codes of QuantizeVecRcp, but saturation, signs, NaN and the
 // narrowing done on 64 lanes at once. Per vector: the product, its magnitude, the near-boundary
@@ -814,12 +864,15 @@ HWY_INLINE T* Offset(T* p, std::size_t i) {
 // NaN: a NaN product's magnitude is a quiet NaN (>= 0x7FC00000), whose normal code lies above that
 // of every finite value and Inf, so a u16 maximum of the packed codes (`cmax`) finds it instead of a
 // maximum per vector. A group with a lane near a boundary runs QuantizeVecRcp per vector.
+// AVX2 (32 lanes): the same packs within each 128-bit half (half j holds elements 4j..4j+3 of each
+// vector), the sign put in by a byte blend on it, the near test AnyNear's, the order one vpermd.
 template <Value V>
 inline constexpr std::uint32_t kMiniNanCode = (0x7FC00000u + Fmt<V>::kNormalRound) >> (23 - Fmt<V>::kMbits);
 static_assert(kMiniNanCode<Value::e4m3> > ((0x7F800000u + Fmt<Value::e4m3>::kNormalRound) >> 20) &&
                   kMiniNanCode<Value::e5m2> > ((0x7F800000u + Fmt<Value::e5m2>::kNormalRound) >> 21),
               "a quiet NaN's normal code must exceed Inf's");
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 template <Value V>
 HWY_INLINE void QuantizeMiniGroup(const float* HWY_RESTRICT x, float eff, float r, std::uint8_t* HWY_RESTRICT fields,
                                   __m512i& cmax, hn::Vec512<std::int32_t>& nan_acc) {
@@ -859,7 +912,55 @@ HWY_INLINE void MiniGroupNan(__m512i cmax, hn::Vec512<std::int32_t>& nan_acc) {
     nan_acc = hn::Max(nan_acc, hn::Set(hn::Full512<std::int32_t>(), 0x7FC00000));
   }
 }
+#else  // AVX2
+template <Value V>
+HWY_INLINE void QuantizeMiniGroup(const float* HWY_RESTRICT x, float eff, float r, std::uint8_t* HWY_RESTRICT fields,
+                                  __m256i& cmax, hn::Vec256<std::int32_t>& nan_acc) {
+  using F = Fmt<V>;
+  const hn::Full256<float> d;
+  const hn::Full256<std::int32_t> di;
+  const hn::Full256<std::uint32_t> du;
+  const __m256 rv = _mm256_set1_ps(r);
+  __m256i bits[4], a[4], mag[4];
+  __m256i spread = _mm256_setzero_si256();
+  __m256i amin = Konst(di, F::kMinNormalBits).raw;
+  // Normal codes only (MagnitudeCodeUnsaturated's normal form), unless a lane's magnitude is below
+  // the smallest normal minifloat, which is rare with a scale fitted to the data (|y| < 2^-6 of
+  // e4m3's 448, 2^-14 of e5m2's 57344): then the full form, for the whole group.
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    bits[k] = _mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * k), rv));
+    a[k] = _mm256_and_si256(bits[k], Konst(di, 0x7FFFFFFF).raw);
+    spread = NearSpread<V>(spread, a[k]);
+    amin = _mm256_min_epi32(amin, a[k]);
+    mag[k] = _mm256_srli_epi32(_mm256_add_epi32(a[k], Konst(di, F::kNormalRound).raw), 23 - F::kMbits);
+  }
+  if (HWY_UNLIKELY(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(Konst(di, F::kMinNormalBits).raw, amin))) != 0)) {
+    for (int k = 0; k < 4; ++k) mag[k] = MagnitudeCodeUnsaturated<V>(du, hn::Vec256<std::uint32_t>{a[k]}).raw;
+  }
+  if (HWY_UNLIKELY(AnyNear<V>(spread))) {
+    for (int k = 0; k < 4; ++k) {
+      QuantizeVecRcp<V, true>(d, x + 8 * k, eff, hn::Vec256<float>{rv}, nullptr, fields + 8 * k, nan_acc);
+    }
+    return;
+  }
+  const __m256i m01 = _mm256_packus_epi32(mag[0], mag[1]), m23 = _mm256_packus_epi32(mag[2], mag[3]);
+  cmax = _mm256_max_epu16(cmax, _mm256_max_epu16(m01, m23));
+  const __m256i m = _mm256_min_epu8(_mm256_packus_epi16(m01, m23), Konst(di, static_cast<std::int32_t>(F::kMaxCode * 0x01010101u)).raw);
+  const __m256i sign = _mm256_packs_epi16(_mm256_packs_epi32(bits[0], bits[1]), _mm256_packs_epi32(bits[2], bits[3]));
+  const __m256i code = _mm256_blendv_epi8(m, _mm256_or_si256(m, Konst(di, static_cast<std::int32_t>(0x80808080u)).raw), sign);
+  alignas(32) static constexpr std::int32_t kOrder[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(fields), _mm256_permutevar8x32_epi32(code, Hidden(hn::Load(di, kOrder)).raw));
+}
+
+template <Value V>
+HWY_INLINE void MiniGroupNan(__m256i cmax, hn::Vec256<std::int32_t>& nan_acc) {
+  // Codes <= 4095: a signed compare of the u16 lanes.
+  const __m256i nan = _mm256_cmpgt_epi16(cmax, _mm256_set1_epi16(static_cast<short>(kMiniNanCode<V> - 1)));
+  if (_mm256_testz_si256(nan, nan) == 0) nan_acc = hn::Max(nan_acc, hn::Set(hn::Full256<std::int32_t>(), 0x7FC00000));
+}
 #endif
+#endif  // QCONFORM_GROUP_KERNELS
 
 // The whole vectors of [i, e) of a row, which lie in one block of scale s: the reciprocal path
 // when r = Reciprocal(s) is nonzero, else the division. Returns where the whole vectors end.
@@ -870,9 +971,9 @@ HWY_INLINE std::size_t BlockVectors(D d, const float* HWY_RESTRICT xr, std::size
   const auto ev = hn::Set(d, s);
   if (r != 0.0f) {
     const auto rv = hn::Set(d, r);
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if QCONFORM_GROUP_KERNELS
     if constexpr (kBytes && Fmt<V>::kMini && Fmt<V>::kBits == 8) {
-      __m512i cmax = _mm512_setzero_si512();
+      GroupAcc cmax = GroupAccZero();
       for (; i + 4 * lanes <= e; i += 4 * lanes) {
         for (std::size_t q = 0; q < 4; ++q) PrefetchAhead(xr, i + q * lanes, last);
         QuantizeMiniGroup<V>(xr + i, s, r, fields_at(i), cmax, nan_acc);
@@ -902,17 +1003,17 @@ HWY_INLINE void QuantizeBlockRange(D d, const float* HWY_RESTRICT xr, std::size_
                                    std::size_t last, CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
   constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
   const std::size_t width = per * kLanes;
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if QCONFORM_GROUP_KERNELS
   // Blocks of four vectors or more of an 8-bit minifloat: QuantizeMiniGroup, four vectors at a time.
   constexpr bool kMiniGroups = kBytes && Fmt<V>::kMini && Fmt<V>::kBits == 8 && !kCalibrated && (kShift >= 2 || kShift == -1);  // (-1: 16 vectors or more)
-  __m512i cmax = _mm512_setzero_si512();
+  GroupAcc cmax = GroupAccZero();
 #endif
   for (std::size_t k = k0; k < k1; ++k) {
     const std::size_t i0 = c0 + k * width;
     // The block's prefetches, kPrefetch ahead (moved back so that they stay within the tensor).
     const float* HWY_RESTRICT pf = xr + (kClamp ? std::min(i0 + kPrefetch, last + 1 - width) : i0 + kPrefetch);
     if (!kTest || kCalibrated || rcp[k] != 0.0f) {  // kCalibrated: NaN takes the division per vector
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if QCONFORM_GROUP_KERNELS
       if constexpr (kMiniGroups) {
 #pragma GCC unroll 2
         for (std::size_t u = 0; u < per; u += 4) {
@@ -939,7 +1040,7 @@ HWY_INLINE void QuantizeBlockRange(D d, const float* HWY_RESTRICT xr, std::size_
       }
     }
   }
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if QCONFORM_GROUP_KERNELS
   if constexpr (kMiniGroups) MiniGroupNan<V>(cmax, nan_acc);
 #endif
 }
@@ -1043,7 +1144,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
   }
 }
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if QCONFORM_GROUP_KERNELS
 // e2m1 fields packed two per byte (nvfp4), blocks of one vector, every block on the reciprocal
 // path: 64 elements (four blocks) at a time from the registers to their 32 bytes, with the same
 // codes as QuantizeVecRcp followed by PackFields. Per vector it keeps only the product, its
@@ -1062,7 +1163,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
 // AVX3 has no byte permute across 128-bit lanes (VBMI): the codes come from two in-lane lookups
 // (`vpshufb`, indices 0..15 and 16..21, merged by a mask), and the order from one 16-bit permute
 // (`vpermw`: each output u16 takes the u16 whose low byte it needs) and a truncation to bytes
-// (`vpmovwb`).
+// (`vpmovwb`). AVX2: QuantizeE2m1PackedAvx2 below.
 struct E2m1PackTables {
   std::uint8_t quarter[64];  // magnitude code by quarter-binade index (0..21 used)
   std::uint8_t order[64];    // element order of the packed bytes (the first 32 used)
@@ -1092,6 +1193,7 @@ constexpr E2m1PackTables MakeE2m1PackTables() {
   return t;
 }
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 template <class VI>
 HWY_INLINE void QuantizeE2m1Packed(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1,
                                    const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp, std::size_t last,
@@ -1166,7 +1268,86 @@ HWY_INLINE void QuantizeE2m1Packed(const float* HWY_RESTRICT xr, std::size_t c0,
   // h >= 1021 only for NaN (the largest finite magnitude has h = 1019, +Inf 1020).
   if (_mm512_cmpgt_epu16_mask(hmax, _mm512_set1_epi16(1020)) != 0) nan_acc = hn::Max(nan_acc, hn::Set(di, 0x7FC00000));
 }
+#else  // AVX2
+// QuantizeE2m1Packed on AVX2: 32 elements (four vectors) at a time to their 16 bytes, blocks of a
+// power of two of at least 16 elements (block of element c: (c >> shift) - j0 in es and rcp), or
+// one block for the whole row (shift 63). The same steps within each 128-bit half (half j holds
+// elements 4j..4j+3 of each vector after the packs): the quarter-binade indices are clamped to 21
+// and looked up with two in-lane vpshufb merged by a byte blend (indices 16 up take the high
+// table), the sign is put in by a byte blend on the signed packs of the products, vpmaddubsw packs
+// each pair (c0 + 16 c1), and the pairs' low bytes, taken by one vpackuswb, are put in element
+// order by interleaving the two halves' u16 lanes (the bytes of vector k are half 0's pairs 2k,
+// 2k + 1, then half 1's). The near test is AnyNear's; a group with a lane near a boundary, and the
+// last vectors of a chunk short of a group, run QuantizeVecRcp per vector and PackFields.
+// (c1 - c0) % 8 == 0.
+template <class VI>
+HWY_INLINE void QuantizeE2m1PackedAvx2(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, int shift,
+                                       std::size_t j0, const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp,
+                                       std::size_t last, std::uint8_t* HWY_RESTRICT out, VI& nan_acc) {
+  static constexpr E2m1PackTables kTables = MakeE2m1PackTables();
+  const hn::Full256<float> d;
+  const hn::Full256<std::int32_t> di;
+  constexpr std::size_t kLanes = 8;
+  const __m256i abs_mask = Konst(di, 0x7FFFFFFF).raw;
+  const __m256i offset = Konst(di, 499 * 0x10001).raw;
+  const __m256i max_index = Konst(di, 21 * 0x01010101).raw;
+  const __m256i fifteen = Konst(di, 15 * 0x01010101).raw;
+  const __m256i eight = Konst(di, 0x08080808).raw;
+  const __m256i pair = Konst(di, 0x10011001).raw;  // bytes 1, 16: c0 + 16 c1 per u16
+  const __m256i low = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.low))).raw;
+  const __m256i high = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.high))).raw;
+  auto block = [&](std::size_t c) { return (c >> shift) - j0; };
+  // Vectors [i, i + 8 m) one at a time (QuantizeVecRcp, then PackFields), m <= 4.
+  auto per_vector = [&](std::size_t i, std::size_t m) HWY_ATTR {
+    alignas(32) std::uint8_t f[4 * kLanes];
+    for (std::size_t k = 0; k < m; ++k) {
+      const std::size_t c = i + k * kLanes;
+      QuantizeVecRcp<Value::e2m1, true>(d, xr + c, es[block(c)], hn::Set(d, rcp[block(c)]), nullptr, f + k * kLanes,
+                                        nan_acc);
+    }
+    PackFields(f, m * kLanes, 2, out + (i - c0) / 2);
+  };
+  __m256i hmax = _mm256_setzero_si256();
+  std::size_t i = c0;
+  for (; i + 4 * kLanes <= c1; i += 4 * kLanes) {
+    const float* HWY_RESTRICT pf = xr + std::min(i + kPrefetch, last + 1 - 4 * kLanes);
+    hwy::Prefetch(pf);
+    hwy::Prefetch(pf + 2 * kLanes);
+    const __m256 r0 = _mm256_broadcast_ss(rcp + block(i)), r1 = _mm256_broadcast_ss(rcp + block(i + 2 * kLanes));
+    __m256i bits[4], h[4];
+    __m256i spread = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (std::size_t k = 0; k < 4; ++k) {
+      bits[k] = _mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(xr + i + k * kLanes), k < 2 ? r0 : r1));
+      const __m256i a = _mm256_and_si256(bits[k], abs_mask);
+      spread = NearSpread<Value::e2m1>(spread, a);
+      h[k] = _mm256_srli_epi32(a, 21);
+    }
+    if (HWY_UNLIKELY(AnyNear<Value::e2m1>(spread))) {
+      per_vector(i, 4);
+      continue;
+    }
+    const __m256i h01 = _mm256_packus_epi32(h[0], h[1]), h23 = _mm256_packus_epi32(h[2], h[3]);
+    hmax = _mm256_max_epu16(hmax, _mm256_max_epu16(h01, h23));
+    // h - 499 <= 524: the signed pack saturates it to 127, the minimum clamps it to 21.
+    const __m256i idx = _mm256_min_epu8(
+        _mm256_packs_epi16(_mm256_subs_epu16(h01, offset), _mm256_subs_epu16(h23, offset)), max_index);
+    __m256i code = _mm256_blendv_epi8(_mm256_shuffle_epi8(low, idx), _mm256_shuffle_epi8(high, idx),
+                                      _mm256_cmpgt_epi8(idx, fifteen));
+    const __m256i sign = _mm256_packs_epi16(_mm256_packs_epi32(bits[0], bits[1]), _mm256_packs_epi32(bits[2], bits[3]));
+    code = _mm256_blendv_epi8(code, _mm256_or_si256(code, eight), sign);
+    const __m256i pairs = _mm256_maddubs_epi16(code, pair);  // <= 255
+    const __m256i bytes = _mm256_packus_epi16(pairs, pairs);
+    const __m128i packed = _mm_unpacklo_epi16(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (i - c0) / 2), packed);
+  }
+  if (i < c1) per_vector(i, (c1 - i) / kLanes);  // fewer than four vectors left (prefetched above)
+  // h >= 1021 only for NaN (the largest finite magnitude has h = 1019, +Inf 1020); h <= 1023.
+  const __m256i nan = _mm256_cmpgt_epi16(hmax, _mm256_set1_epi16(1020));
+  if (_mm256_testz_si256(nan, nan) == 0) nan_acc = hn::Max(nan_acc, hn::Set(di, 0x7FC00000));
+}
 #endif
+#endif  // QCONFORM_GROUP_KERNELS
 
 template <Value V, bool kBytes>
 bool QuantizeRowsT(const QuantizeJob& job) {
@@ -1204,6 +1385,20 @@ bool QuantizeRowsT(const QuantizeJob& job) {
             CommitFields(out, fieldbuf, c1 - c0, job.pack);
           }
           continue;
+        }
+      }
+#elif HWY_TARGET == HWY_AVX2
+      if constexpr (kBytes && V == Value::e2m1) {
+        // Blocks of a power of two of at least 16 elements (c / b == c >> shift), or one per row.
+        const int shift = g.b >= 16 && std::has_single_bit(g.b) ? std::countr_zero(g.b) : g.b >= g.n ? 63 : -1;
+        if (job.pack.per_byte == 2 && shift >= 0 && (c1 - c0) % 8 == 0) {
+          const std::size_t nb = ((c1 - 1) >> shift) - j0 + 1;  // j0 == c0 >> shift
+          alignas(32) float rcp[kChunk / 16];
+          if (Reciprocals(eff, nb, rcp)) {
+            QuantizeE2m1PackedAvx2(xr, c0, c1, shift, j0, eff, rcp, last, out.Next(), nan_acc);
+            out.Commit((c1 - c0) / 2);
+            continue;
+          }
         }
       }
 #endif
