@@ -2109,13 +2109,33 @@ HWY_INLINE bool CodesCanonical(DI di, const CodeBounds<DI>& b) {
   }
 }
 
-// One vector of dequantize: eff * decode(q), the codes taken into `bounds`.
-template <Value V, bool kBytes, class D, class DI>
+// One vector of dequantize: eff * decode(q), the codes taken into `bounds`. kNibbles (AVX2, e2m1
+// fields packed two per byte): `fields` points at the vector's 4 packed bytes, whose 8 fields are
+// all canonical (e2m1 has no NaN or Inf, and a nibble no bits above its width): each lane shifts
+// its nibble of the broadcast word to the bottom, one vpermps looks its magnitude up, and the
+// nibble's top bit is the sign. No UnpackFields, and 5 operations where the arithmetic decode
+// below takes 9.
+template <Value V, bool kBytes, bool kNibbles = false, class D, class DI>
 HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fields, const std::int32_t* HWY_RESTRICT codes,
                                       hn::Vec<D> eff, CodeBounds<DI>& bounds) {
   using F = Fmt<V>;
   const DI di;
   const hn::RebindToUnsigned<D> du;
+#if HWY_TARGET == HWY_AVX2
+  if constexpr (kNibbles) {
+    static_assert(V == Value::e2m1 && kBytes);
+    alignas(32) static constexpr float kMagnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+    alignas(32) static constexpr std::int32_t kShifts[8] = {0, 4, 8, 12, 16, 20, 24, 28};
+    std::int32_t word;
+    std::memcpy(&word, fields, sizeof(word));
+    const __m256i nib = _mm256_srlv_epi32(_mm256_set1_epi32(word), Hidden(hn::Load(di, kShifts)).raw);
+    const __m256 mag = _mm256_permutevar8x32_ps(Hidden(hn::Load(d, kMagnitudes)).raw, nib);  // low 3 bits
+    const __m256i sign = _mm256_and_si256(_mm256_slli_epi32(nib, 28), Konst(di, std::numeric_limits<std::int32_t>::min()).raw);
+    return hn::Mul(eff, hn::Vec256<float>{_mm256_or_ps(mag, _mm256_castsi256_ps(sign))});
+  }
+#else
+  static_assert(!kNibbles);
+#endif
   hn::Vec<DI> code;
   if constexpr (kBytes) {
     if constexpr (!F::kMini && F::kBits == 8) {
@@ -2166,10 +2186,10 @@ HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fiel
   return hn::Mul(eff, value);
 }
 
-template <Value V, bool kBytes, class D, class DI>
+template <Value V, bool kBytes, bool kNibbles, class D, class DI>
 HWY_INLINE void DequantizeVec(D d, const std::uint8_t* HWY_RESTRICT fields, const std::int32_t* HWY_RESTRICT codes,
                               hn::Vec<D> eff, float* HWY_RESTRICT out, CodeBounds<DI>& bounds) {
-  hn::StoreU(DequantizeValue<V, kBytes>(d, fields, codes, eff, bounds), d, out);
+  hn::StoreU(DequantizeValue<V, kBytes, kNibbles>(d, fields, codes, eff, bounds), d, out);
 }
 
 // dst[0..count) = the first count lanes of v, with plain stores.
@@ -2181,7 +2201,9 @@ HWY_INLINE void StoreFirstLanes(D d, hn::Vec<D> v, std::size_t count, float* HWY
 }
 
 // The last r < Lanes(d) elements, through zero-padded copies (code 0 is canonical everywhere).
-template <Value V, bool kBytes, class D, class DI>
+// (kNibbles: r fields packed two per byte from `fields`; a last odd field's byte is copied whole,
+// its other field decoded and dropped.)
+template <Value V, bool kBytes, bool kNibbles, class D, class DI>
 HWY_INLINE void DequantizeTail(D d, const std::uint8_t* HWY_RESTRICT fields, const std::int32_t* HWY_RESTRICT codes,
                                const float* HWY_RESTRICT effp, float eff, std::size_t r, float* HWY_RESTRICT out,
                                CodeBounds<DI>& bounds) {
@@ -2189,7 +2211,9 @@ HWY_INLINE void DequantizeTail(D d, const std::uint8_t* HWY_RESTRICT fields, con
   alignas(HWY_MAX_BYTES) std::uint8_t fb[kMax] = {};
   alignas(HWY_MAX_BYTES) std::int32_t cb[kMax] = {};
   alignas(HWY_MAX_BYTES) float eb[kMax];
-  if constexpr (kBytes) {
+  if constexpr (kNibbles) {
+    std::copy(fields, fields + (r + 1) / 2, fb);
+  } else if constexpr (kBytes) {
     std::copy(fields, fields + r, fb);
   } else {
     std::copy(codes, codes + r, cb);
@@ -2197,12 +2221,18 @@ HWY_INLINE void DequantizeTail(D d, const std::uint8_t* HWY_RESTRICT fields, con
   std::fill(eb, eb + kMax, 1.0f);
   if (effp != nullptr) std::copy(effp, effp + r, eb);
   const auto ev = effp != nullptr ? hn::Load(d, eb) : hn::Set(d, eff);
-  StoreFirstLanes(d, DequantizeValue<V, kBytes>(d, fb, cb, ev, bounds), r, out);
+  StoreFirstLanes(d, DequantizeValue<V, kBytes, kNibbles>(d, fb, cb, ev, bounds), r, out);
 }
 
-template <Value V, bool kBytes>
+template <Value V, bool kBytes, bool kNibbles = false>
 bool DequantizeRowsT(const DequantizeJob& job) {
   const RowGeometry& g = job.geo;
+#if HWY_TARGET == HWY_AVX2
+  // e2m1 fields packed two per byte, every vector and tail starting on a byte (DequantizeValue).
+  if constexpr (V == Value::e2m1 && kBytes && !kNibbles) {
+    if (job.pack.per_byte == 2 && (g.b % 2 == 0 || g.b >= g.n)) return DequantizeRowsT<V, true, true>(job);
+  }
+#endif
   const hn::ScalableTag<float> d;
   const std::size_t lanes = hn::Lanes(d);
   using DI = hn::RebindToSigned<hn::ScalableTag<float>>;
@@ -2252,12 +2282,14 @@ bool DequantizeRowsT(const DequantizeJob& job) {
         PrefetchBytes(row, (c0 + kChunk) / job.pack.per_byte, kChunk / job.pack.per_byte, storage_end);
         if (job.pack.per_byte == 1) {
           fields = row + c0;
+        } else if (kNibbles) {
+          fields = row + c0 / 2;
         } else {
           UnpackFields(row + c0 / job.pack.per_byte, c1 - c0, job.pack.per_byte, fieldbuf);
           fields = fieldbuf;
         }
       }
-      auto fields_at = [&](std::size_t i) { return Offset<kBytes>(fields, i - c0); };
+      auto fields_at = [&](std::size_t i) { return Offset<kBytes>(fields, kNibbles ? (i - c0) / 2 : i - c0); };
       auto codes_at = [&](std::size_t i) { return Offset<!kBytes>(codes, i); };
       // Block j's scale is eff[j - j0].
       const std::size_t j0 = c0 / g.b;
@@ -2271,7 +2303,7 @@ bool DequantizeRowsT(const DequantizeJob& job) {
         auto at = [&](std::size_t v) {
           const std::size_t i = c0 + v * lanes;
           const float s = shift >= 0 ? eff[v >> shift] : eff[0];
-          return DequantizeValue<V, kBytes>(d, fields_at(i), codes_at(i), hn::Set(d, s), bad);
+          return DequantizeValue<V, kBytes, kNibbles>(d, fields_at(i), codes_at(i), hn::Set(d, s), bad);
         };
         std::size_t v = 0;
         if (r == 0 && c0 == 0) {
@@ -2303,7 +2335,7 @@ bool DequantizeRowsT(const DequantizeJob& job) {
         // One loop over the chunk's vectors, each broadcasting its block's scale.
         for (std::size_t v = 0; v < (c1 - c0) / lanes; ++v) {
           const std::size_t i = c0 + v * lanes;
-          DequantizeVec<V, kBytes>(d, fields_at(i), codes_at(i), hn::Set(d, eff[v >> shift]), out_at(i), bad);
+          DequantizeVec<V, kBytes, kNibbles>(d, fields_at(i), codes_at(i), hn::Set(d, eff[v >> shift]), out_at(i), bad);
         }
       } else if (g.b >= lanes) {
         std::size_t j = c0 / g.b;
@@ -2312,8 +2344,8 @@ bool DequantizeRowsT(const DequantizeJob& job) {
           const float s = eff[j - j0];
           const auto ev = hn::Set(d, s);
           std::size_t i = c;
-          for (; i + lanes <= e; i += lanes) DequantizeVec<V, kBytes>(d, fields_at(i), codes_at(i), ev, out_at(i), bad);
-          if (i < e) DequantizeTail<V, kBytes>(d, fields_at(i), codes_at(i), nullptr, s, e - i, out_at(i), bad);
+          for (; i + lanes <= e; i += lanes) DequantizeVec<V, kBytes, kNibbles>(d, fields_at(i), codes_at(i), ev, out_at(i), bad);
+          if (i < e) DequantizeTail<V, kBytes, kNibbles>(d, fields_at(i), codes_at(i), nullptr, s, e - i, out_at(i), bad);
           c = e;
         }
       } else {
@@ -2325,9 +2357,9 @@ bool DequantizeRowsT(const DequantizeJob& job) {
         }
         std::size_t i = c0;
         for (; i + lanes <= c1; i += lanes) {
-          DequantizeVec<V, kBytes>(d, fields_at(i), codes_at(i), hn::LoadU(d, effrow + (i - c0)), out_at(i), bad);
+          DequantizeVec<V, kBytes, kNibbles>(d, fields_at(i), codes_at(i), hn::LoadU(d, effrow + (i - c0)), out_at(i), bad);
         }
-        if (i < c1) DequantizeTail<V, kBytes>(d, fields_at(i), codes_at(i), effrow + (i - c0), 0.0f, c1 - i, out_at(i), bad);
+        if (i < c1) DequantizeTail<V, kBytes, kNibbles>(d, fields_at(i), codes_at(i), effrow + (i - c0), 0.0f, c1 - i, out_at(i), bad);
       }
       if (stream) StreamFloats(outbuf, out + c0, c1 - c0);
     }
