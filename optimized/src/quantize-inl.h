@@ -959,7 +959,86 @@ HWY_INLINE void MiniGroupNan(__m256i cmax, hn::Vec256<std::int32_t>& nan_acc) {
   const __m256i nan = _mm256_cmpgt_epi16(cmax, _mm256_set1_epi16(static_cast<short>(kMiniNanCode<V> - 1)));
   if (_mm256_testz_si256(nan, nan) == 0) nan_acc = hn::Max(nan_acc, hn::Set(hn::Full256<std::int32_t>(), 0x7FC00000));
 }
+
+// Integer codes of four vectors on the reciprocal path (AVX2), as bytes in the order of two levels
+// of packs (128-bit half j holds elements 4j..4j+3 of each vector), masked to the value's width
+// (two's complement truncated, as StoreCode); vector k has reciprocal rk. QuantizeVecRcp's
+// two-sided check (its sums b1 and b2 equal in every lane of the four; false otherwise, and for
+// NaN, whose b1 is NaN), then the codes narrowed by saturating packs instead of a clamp per
+// vector. b1 = fl(fl(y * rcp +- 2^-13) + 1.5 * 2^23): below its pattern's clamp at that of lo
+// (a signed maximum, as QuantizeVecRcp's), which takes every negative b1 (whose pattern, as a
+// signed integer, would wrap when the bias is subtracted, for b1 in (-1.5 * 2^23, 0)), b1 is a
+// float of [lo + 1.5 * 2^23, +Inf], and its pattern less 0x4B400000 is the rounded code r when
+// r < 2^22, and at least 2^22 otherwise (+Inf included). So two signed saturating packs give
+// min(r, 127) in each byte and a byte minimum clamps it to hi.
+template <Value V>
+HWY_INLINE bool IntGroupCodes(const float* HWY_RESTRICT x, __m256 r0, __m256 r1, __m256 r2, __m256 r3, __m256i& codes) {
+  using F = Fmt<V>;
+  const hn::Full256<float> d;
+  const hn::Full256<std::int32_t> di;
+  const __m256 eps = Konst(d, kIntEps).raw, neps = Konst(d, -kIntEps).raw, magic = Konst(d, 0x1.8p23f).raw;
+  const __m256 rv[4] = {r0, r1, r2, r3};
+  __m256i q[4];
+  __m256 same = _mm256_castsi256_ps(Konst(di, -1).raw);
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    const __m256 v = _mm256_loadu_ps(x + 8 * k);
+    const __m256 b1 = _mm256_add_ps(_mm256_fmadd_ps(v, rv[k], eps), magic);
+    const __m256 b2 = _mm256_add_ps(_mm256_fmadd_ps(v, rv[k], neps), magic);
+    same = _mm256_and_ps(same, _mm256_cmp_ps(b1, b2, _CMP_EQ_OQ));
+    const __m256i lo = Konst(di, 0x4B400000 + static_cast<std::int32_t>(F::kLo)).raw;
+    q[k] = _mm256_sub_epi32(_mm256_max_epi32(_mm256_castps_si256(b1), lo), Konst(di, 0x4B400000).raw);
+  }
+  if (HWY_UNLIKELY(_mm256_movemask_ps(same) != 0xFF)) return false;
+  __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+  if constexpr (F::kHi < 127) b = _mm256_min_epi8(b, Konst(di, static_cast<std::int32_t>(static_cast<std::uint32_t>(F::kHi) * 0x01010101u)).raw);
+  if constexpr (F::kBits < 8) b = _mm256_and_si256(b, Konst(di, static_cast<std::int32_t>(F::kMask * 0x01010101u)).raw);
+  codes = b;
+  return true;
+}
+
+// Four vectors of an integer value on the reciprocal path of one scale, to their 32 field bytes
+// with one store (IntGroupCodes, then one vpermd for element order), or through QuantizeVecRcp
+// one by one when a lane fails the check.
+template <Value V>
+HWY_INLINE void QuantizeIntGroup(const float* HWY_RESTRICT x, float eff, float r, std::uint8_t* HWY_RESTRICT fields,
+                                 hn::Vec256<std::int32_t>& nan_acc) {
+  const hn::Full256<float> d;
+  const hn::Full256<std::int32_t> di;
+  const __m256 rv = _mm256_set1_ps(r);
+  __m256i b;
+  if (HWY_UNLIKELY(!IntGroupCodes<V>(x, rv, rv, rv, rv, b))) {
+    for (int k = 0; k < 4; ++k) {
+      QuantizeVecRcp<V, true>(d, x + 8 * k, eff, hn::Vec256<float>{rv}, nullptr, fields + 8 * k, nan_acc);
+    }
+    return;
+  }
+  alignas(32) static constexpr std::int32_t kOrder[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(fields), _mm256_permutevar8x32_epi32(b, Hidden(hn::Load(di, kOrder)).raw));
+}
 #endif
+
+// The value types with a group kernel: 8-bit minifloats, and on AVX2 integers too.
+template <Value V>
+inline constexpr bool kGroupValue = Fmt<V>::kMini ? Fmt<V>::kBits == 8 : HWY_TARGET == HWY_AVX2;
+
+// One group of four vectors of one scale (QuantizeMiniGroup or QuantizeIntGroup), and the NaN
+// check after a row's groups.
+template <Value V, class VI>
+HWY_INLINE void QuantizeGroup(const float* HWY_RESTRICT x, float eff, float r, std::uint8_t* HWY_RESTRICT fields,
+                              GroupAcc& cmax, VI& nan_acc) {
+  if constexpr (Fmt<V>::kMini) {
+    QuantizeMiniGroup<V>(x, eff, r, fields, cmax, nan_acc);
+  } else {
+#if HWY_TARGET == HWY_AVX2
+    QuantizeIntGroup<V>(x, eff, r, fields, nan_acc);
+#endif
+  }
+}
+template <Value V, class VI>
+HWY_INLINE void GroupNan(GroupAcc cmax, VI& nan_acc) {
+  if constexpr (Fmt<V>::kMini) MiniGroupNan<V>(cmax, nan_acc);
+}
 #endif  // QCONFORM_GROUP_KERNELS
 
 // The whole vectors of [i, e) of a row, which lie in one block of scale s: the reciprocal path
@@ -972,13 +1051,13 @@ HWY_INLINE std::size_t BlockVectors(D d, const float* HWY_RESTRICT xr, std::size
   if (r != 0.0f) {
     const auto rv = hn::Set(d, r);
 #if QCONFORM_GROUP_KERNELS
-    if constexpr (kBytes && Fmt<V>::kMini && Fmt<V>::kBits == 8) {
+    if constexpr (kBytes && kGroupValue<V>) {
       GroupAcc cmax = GroupAccZero();
       for (; i + 4 * lanes <= e; i += 4 * lanes) {
         for (std::size_t q = 0; q < 4; ++q) PrefetchAhead(xr, i + q * lanes, last);
-        QuantizeMiniGroup<V>(xr + i, s, r, fields_at(i), cmax, nan_acc);
+        QuantizeGroup<V>(xr + i, s, r, fields_at(i), cmax, nan_acc);
       }
-      MiniGroupNan<V>(cmax, nan_acc);
+      GroupNan<V>(cmax, nan_acc);
     }
 #endif
     for (; i + lanes <= e; i += lanes) {
@@ -1004,8 +1083,8 @@ HWY_INLINE void QuantizeBlockRange(D d, const float* HWY_RESTRICT xr, std::size_
   constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
   const std::size_t width = per * kLanes;
 #if QCONFORM_GROUP_KERNELS
-  // Blocks of four vectors or more of an 8-bit minifloat: QuantizeMiniGroup, four vectors at a time.
-  constexpr bool kMiniGroups = kBytes && Fmt<V>::kMini && Fmt<V>::kBits == 8 && !kCalibrated && (kShift >= 2 || kShift == -1);  // (-1: 16 vectors or more)
+  // Blocks of four vectors or more of a value with a group kernel: QuantizeGroup, four vectors at a time.
+  constexpr bool kMiniGroups = kBytes && kGroupValue<V> && !kCalibrated && (kShift >= 2 || kShift == -1);  // (-1: 16 vectors or more)
   GroupAcc cmax = GroupAccZero();
 #endif
   for (std::size_t k = k0; k < k1; ++k) {
@@ -1019,7 +1098,7 @@ HWY_INLINE void QuantizeBlockRange(D d, const float* HWY_RESTRICT xr, std::size_
         for (std::size_t u = 0; u < per; u += 4) {
           const std::size_t i = i0 + u * kLanes;
           for (std::size_t q = 0; q < 4; ++q) hwy::Prefetch(pf + (u + q) * kLanes);
-          QuantizeMiniGroup<V>(xr + i, es[k], rcp[k], fields_at(i), cmax, nan_acc);
+          QuantizeGroup<V>(xr + i, es[k], rcp[k], fields_at(i), cmax, nan_acc);
         }
         continue;
       }
@@ -1041,7 +1120,7 @@ HWY_INLINE void QuantizeBlockRange(D d, const float* HWY_RESTRICT xr, std::size_
     }
   }
 #if QCONFORM_GROUP_KERNELS
-  if constexpr (kMiniGroups) MiniGroupNan<V>(cmax, nan_acc);
+  if constexpr (kMiniGroups) GroupNan<V>(cmax, nan_acc);
 #endif
 }
 
@@ -1163,7 +1242,7 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
 // AVX3 has no byte permute across 128-bit lanes (VBMI): the codes come from two in-lane lookups
 // (`vpshufb`, indices 0..15 and 16..21, merged by a mask), and the order from one 16-bit permute
 // (`vpermw`: each output u16 takes the u16 whose low byte it needs) and a truncation to bytes
-// (`vpmovwb`). AVX2: QuantizeE2m1PackedAvx2 below.
+// (`vpmovwb`). AVX2: QuantizeNibblesAvx2 below.
 struct E2m1PackTables {
   std::uint8_t quarter[64];  // magnitude code by quarter-binade index (0..21 used)
   std::uint8_t order[64];    // element order of the packed bytes (the first 32 used)
@@ -1269,41 +1348,36 @@ HWY_INLINE void QuantizeE2m1Packed(const float* HWY_RESTRICT xr, std::size_t c0,
   if (_mm512_cmpgt_epu16_mask(hmax, _mm512_set1_epi16(1020)) != 0) nan_acc = hn::Max(nan_acc, hn::Set(di, 0x7FC00000));
 }
 #else  // AVX2
-// QuantizeE2m1Packed on AVX2: 32 elements (four vectors) at a time to their 16 bytes, blocks of a
-// power of two of at least 16 elements (block of element c: (c >> shift) - j0 in es and rcp), or
-// one block for the whole row (shift 63). The same steps within each 128-bit half (half j holds
-// elements 4j..4j+3 of each vector after the packs): the quarter-binade indices are clamped to 21
-// and looked up with two in-lane vpshufb merged by a byte blend (indices 16 up take the high
-// table), the sign is put in by a byte blend on the signed packs of the products, vpmaddubsw packs
-// each pair (c0 + 16 c1), and the pairs' low bytes, taken by one vpackuswb, are put in element
-// order by interleaving the two halves' u16 lanes (the bytes of vector k are half 0's pairs 2k,
-// 2k + 1, then half 1's). The near test is AnyNear's; a group with a lane near a boundary, and the
-// last vectors of a chunk short of a group, run QuantizeVecRcp per vector and PackFields.
+// QuantizeE2m1Packed on AVX2, and the same for 4-bit integers (q4s, q4f): 32 elements (four
+// vectors) at a time to their 16 bytes, blocks of a power of two of at least 16 elements (block of
+// element c: (c >> shift) - j0 in es and rcp), or one block for the whole row (shift 63). A group's
+// codes come as bytes in the order of two levels of packs (128-bit half j holds elements
+// 4j..4j+3 of each vector), vpmaddubsw packs each pair (c0 + 16 c1), and the pairs' low bytes,
+// taken by one vpackuswb, are put in element order by interleaving the two halves' u16 lanes (the
+// bytes of vector k are half 0's pairs 2k, 2k + 1, then half 1's). A group whose check fails, and
+// the last vectors of a chunk short of a group, run QuantizeVecRcp per vector and PackFields.
 // (c1 - c0) % 8 == 0.
-template <class VI>
-HWY_INLINE void QuantizeE2m1PackedAvx2(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, int shift,
-                                       std::size_t j0, const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp,
-                                       std::size_t last, std::uint8_t* HWY_RESTRICT out, VI& nan_acc) {
+//   e2m1: the quarter-binade indices are clamped to 21 and looked up with two in-lane vpshufb
+// merged by a byte blend (indices 16 up take the high table), and the sign put in by a byte blend
+// on the signed packs of the products; the check is AnyNear's, NaN found by the largest h.
+//   Integers: QuantizeIntGroup's codes, masked to their nibbles.
+template <Value V, class VI>
+HWY_INLINE void QuantizeNibblesAvx2(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, int shift,
+                                    std::size_t j0, const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp,
+                                    std::size_t last, std::uint8_t* HWY_RESTRICT out, VI& nan_acc) {
+  static_assert(V == Value::e2m1 || (!Fmt<V>::kMini && Fmt<V>::kBits == 4));
   static constexpr E2m1PackTables kTables = MakeE2m1PackTables();
   const hn::Full256<float> d;
   const hn::Full256<std::int32_t> di;
   constexpr std::size_t kLanes = 8;
-  const __m256i abs_mask = Konst(di, 0x7FFFFFFF).raw;
-  const __m256i offset = Konst(di, 499 * 0x10001).raw;
-  const __m256i max_index = Konst(di, 21 * 0x01010101).raw;
-  const __m256i fifteen = Konst(di, 15 * 0x01010101).raw;
-  const __m256i eight = Konst(di, 0x08080808).raw;
   const __m256i pair = Konst(di, 0x10011001).raw;  // bytes 1, 16: c0 + 16 c1 per u16
-  const __m256i low = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.low))).raw;
-  const __m256i high = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.high))).raw;
   auto block = [&](std::size_t c) { return (c >> shift) - j0; };
   // Vectors [i, i + 8 m) one at a time (QuantizeVecRcp, then PackFields), m <= 4.
   auto per_vector = [&](std::size_t i, std::size_t m) HWY_ATTR {
     alignas(32) std::uint8_t f[4 * kLanes];
     for (std::size_t k = 0; k < m; ++k) {
       const std::size_t c = i + k * kLanes;
-      QuantizeVecRcp<Value::e2m1, true>(d, xr + c, es[block(c)], hn::Set(d, rcp[block(c)]), nullptr, f + k * kLanes,
-                                        nan_acc);
+      QuantizeVecRcp<V, true>(d, xr + c, es[block(c)], hn::Set(d, rcp[block(c)]), nullptr, f + k * kLanes, nan_acc);
     }
     PackFields(f, m * kLanes, 2, out + (i - c0) / 2);
   };
@@ -1314,37 +1388,52 @@ HWY_INLINE void QuantizeE2m1PackedAvx2(const float* HWY_RESTRICT xr, std::size_t
     hwy::Prefetch(pf);
     hwy::Prefetch(pf + 2 * kLanes);
     const __m256 r0 = _mm256_broadcast_ss(rcp + block(i)), r1 = _mm256_broadcast_ss(rcp + block(i + 2 * kLanes));
-    __m256i bits[4], h[4];
-    __m256i spread = _mm256_setzero_si256();
+    const float* HWY_RESTRICT x = xr + i;
+    __m256i code;
+    if constexpr (V == Value::e2m1) {
+      const __m256i abs_mask = Konst(di, 0x7FFFFFFF).raw;
+      __m256i bits[4], h[4];
+      __m256i spread = _mm256_setzero_si256();
 #pragma GCC unroll 4
-    for (std::size_t k = 0; k < 4; ++k) {
-      bits[k] = _mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(xr + i + k * kLanes), k < 2 ? r0 : r1));
-      const __m256i a = _mm256_and_si256(bits[k], abs_mask);
-      spread = NearSpread<Value::e2m1>(spread, a);
-      h[k] = _mm256_srli_epi32(a, 21);
+      for (std::size_t k = 0; k < 4; ++k) {
+        bits[k] = _mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(x + k * kLanes), k < 2 ? r0 : r1));
+        const __m256i a = _mm256_and_si256(bits[k], abs_mask);
+        spread = NearSpread<Value::e2m1>(spread, a);
+        h[k] = _mm256_srli_epi32(a, 21);
+      }
+      if (HWY_UNLIKELY(AnyNear<Value::e2m1>(spread))) {
+        per_vector(i, 4);
+        continue;
+      }
+      const __m256i h01 = _mm256_packus_epi32(h[0], h[1]), h23 = _mm256_packus_epi32(h[2], h[3]);
+      hmax = _mm256_max_epu16(hmax, _mm256_max_epu16(h01, h23));
+      // h - 499 <= 524: the signed pack saturates it to 127, the minimum clamps it to 21.
+      const __m256i offset = Konst(di, 499 * 0x10001).raw;
+      const __m256i idx = _mm256_min_epu8(
+          _mm256_packs_epi16(_mm256_subs_epu16(h01, offset), _mm256_subs_epu16(h23, offset)), Konst(di, 21 * 0x01010101).raw);
+      const __m256i low = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.low))).raw;
+      const __m256i high = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.high))).raw;
+      code = _mm256_blendv_epi8(_mm256_shuffle_epi8(low, idx), _mm256_shuffle_epi8(high, idx),
+                                _mm256_cmpgt_epi8(idx, Konst(di, 15 * 0x01010101).raw));
+      const __m256i sign = _mm256_packs_epi16(_mm256_packs_epi32(bits[0], bits[1]), _mm256_packs_epi32(bits[2], bits[3]));
+      code = _mm256_blendv_epi8(code, _mm256_or_si256(code, Konst(di, 0x08080808).raw), sign);
+    } else {
+      if (HWY_UNLIKELY(!IntGroupCodes<V>(x, r0, r0, r1, r1, code))) {
+        per_vector(i, 4);
+        continue;
+      }
     }
-    if (HWY_UNLIKELY(AnyNear<Value::e2m1>(spread))) {
-      per_vector(i, 4);
-      continue;
-    }
-    const __m256i h01 = _mm256_packus_epi32(h[0], h[1]), h23 = _mm256_packus_epi32(h[2], h[3]);
-    hmax = _mm256_max_epu16(hmax, _mm256_max_epu16(h01, h23));
-    // h - 499 <= 524: the signed pack saturates it to 127, the minimum clamps it to 21.
-    const __m256i idx = _mm256_min_epu8(
-        _mm256_packs_epi16(_mm256_subs_epu16(h01, offset), _mm256_subs_epu16(h23, offset)), max_index);
-    __m256i code = _mm256_blendv_epi8(_mm256_shuffle_epi8(low, idx), _mm256_shuffle_epi8(high, idx),
-                                      _mm256_cmpgt_epi8(idx, fifteen));
-    const __m256i sign = _mm256_packs_epi16(_mm256_packs_epi32(bits[0], bits[1]), _mm256_packs_epi32(bits[2], bits[3]));
-    code = _mm256_blendv_epi8(code, _mm256_or_si256(code, eight), sign);
     const __m256i pairs = _mm256_maddubs_epi16(code, pair);  // <= 255
     const __m256i bytes = _mm256_packus_epi16(pairs, pairs);
     const __m128i packed = _mm_unpacklo_epi16(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (i - c0) / 2), packed);
   }
   if (i < c1) per_vector(i, (c1 - i) / kLanes);  // fewer than four vectors left (prefetched above)
-  // h >= 1021 only for NaN (the largest finite magnitude has h = 1019, +Inf 1020); h <= 1023.
-  const __m256i nan = _mm256_cmpgt_epi16(hmax, _mm256_set1_epi16(1020));
-  if (_mm256_testz_si256(nan, nan) == 0) nan_acc = hn::Max(nan_acc, hn::Set(di, 0x7FC00000));
+  if constexpr (V == Value::e2m1) {
+    // h >= 1021 only for NaN (the largest finite magnitude has h = 1019, +Inf 1020); h <= 1023.
+    const __m256i nan = _mm256_cmpgt_epi16(hmax, _mm256_set1_epi16(1020));
+    if (_mm256_testz_si256(nan, nan) == 0) nan_acc = hn::Max(nan_acc, hn::Set(di, 0x7FC00000));
+  }
 }
 #endif
 #endif  // QCONFORM_GROUP_KERNELS
@@ -1388,14 +1477,14 @@ bool QuantizeRowsT(const QuantizeJob& job) {
         }
       }
 #elif HWY_TARGET == HWY_AVX2
-      if constexpr (kBytes && V == Value::e2m1) {
+      if constexpr (kBytes && (V == Value::e2m1 || (!Fmt<V>::kMini && Fmt<V>::kBits == 4))) {
         // Blocks of a power of two of at least 16 elements (c / b == c >> shift), or one per row.
         const int shift = g.b >= 16 && std::has_single_bit(g.b) ? std::countr_zero(g.b) : g.b >= g.n ? 63 : -1;
         if (job.pack.per_byte == 2 && shift >= 0 && (c1 - c0) % 8 == 0) {
           const std::size_t nb = ((c1 - 1) >> shift) - j0 + 1;  // j0 == c0 >> shift
           alignas(32) float rcp[kChunk / 16];
           if (Reciprocals(eff, nb, rcp)) {
-            QuantizeE2m1PackedAvx2(xr, c0, c1, shift, j0, eff, rcp, last, out.Next(), nan_acc);
+            QuantizeNibblesAvx2<V>(xr, c0, c1, shift, j0, eff, rcp, last, out.Next(), nan_acc);
             out.Commit((c1 - c0) / 2);
             continue;
           }

@@ -541,7 +541,9 @@ TEST_P(DiffValue, SmoothGroups) {
   const std::vector<float> edges = edge_ys(value_);
   const float fixed[16] = {0.25f, std::nextafter(0.75f, 0.0f), -0.0f, -0.1f, 6.5f, 7.999f, 8.0f, 2e4f,
                            -5.0f, std::nextafter(-1.25f, -kInf), 1e-30f, -1e-38f, 2.5f, -1e30f, 0.0f, 1.75f};
-  const float far[10] = {2e4f, -1e30f, 7.3f, -9.1f, 1e-30f, -1e-38f, -0.0f, 1e6f, -100.0f, 6.2f};
+  // (-2e7 and -1.3e7: fl(y + 1.5 * 2^23) is negative and above -1.5 * 2^23, so its pattern less
+  // 0x4B400000 wraps as a signed integer; 2e7: at least 2^24.)
+  const float far[13] = {2e4f, -1e30f, 7.3f, -9.1f, 1e-30f, -1e-38f, -0.0f, 1e6f, -100.0f, 6.2f, -2e7f, -1.3e7f, 2e7f};
   for (const char* level : {",block=16:ue4m3,tensor=f32", "", ",block=64:f32"}) {
     for (const char* store : {"native", "packed_u32:0"}) {
       const qc::Scheme s = scheme("value=" + v + ",store=" + std::string(store) + level);
@@ -574,8 +576,8 @@ TEST_P(DiffValue, SmoothGroups) {
             for (std::size_t k = 0; k < 16; ++k) put(r * n + 64 + 4 * k, edges[k * edges.size() / 16]);
             // Values no rounding boundary is near, in a group of their own (elements 128..191),
             // so that they take the register path: beyond every index and saturation bound,
-            // between the largest e2m1 values, tiny, and -0.
-            for (std::size_t k = 0; k < 10; ++k) put(r * n + 128 + 5 * k, far[k]);
+            // between the largest e2m1 values, tiny, -0, and the integer sums' sign regimes.
+            for (std::size_t k = 0; k < 13; ++k) put(r * n + 128 + 4 * k, far[k]);
             c.buf[r * n + 200] = kInf;
             c.buf[r * n + 201] = -kInf;
           }
