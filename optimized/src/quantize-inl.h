@@ -872,6 +872,15 @@ static_assert(kMiniNanCode<Value::e4m3> > ((0x7F800000u + Fmt<Value::e4m3>::kNor
                   kMiniNanCode<Value::e5m2> > ((0x7F800000u + Fmt<Value::e5m2>::kNormalRound) >> 21),
               "a quiet NaN's normal code must exceed Inf's");
 
+// A group's four vectors one by one (QuantizeVecRcp: the division for the lanes that need it), when
+// a lane of the group fails the group kernel's check.
+template <Value V, class D, class VI>
+HWY_INLINE void GroupByVectors(D d, const float* HWY_RESTRICT x, float eff, hn::Vec<D> rv, std::uint8_t* HWY_RESTRICT fields,
+                               VI& nan_acc) {
+  constexpr std::size_t kLanes = hn::MaxLanes(d);
+  for (std::size_t k = 0; k < 4; ++k) QuantizeVecRcp<V, true>(d, x + k * kLanes, eff, rv, nullptr, fields + k * kLanes, nan_acc);
+}
+
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 template <Value V>
 HWY_INLINE void QuantizeMiniGroup(const float* HWY_RESTRICT x, float eff, float r, std::uint8_t* HWY_RESTRICT fields,
@@ -890,12 +899,7 @@ HWY_INLINE void QuantizeMiniGroup(const float* HWY_RESTRICT x, float eff, float 
     near |= NearBoundary<V>(a);
     mag[k] = MagnitudeCodeUnsaturated<V>(du, hn::Vec512<std::uint32_t>{a}).raw;
   }
-  if (HWY_UNLIKELY(near != 0)) {
-    for (int k = 0; k < 4; ++k) {
-      QuantizeVecRcp<V, true>(d, x + 16 * k, eff, hn::Vec512<float>{rv}, nullptr, fields + 16 * k, nan_acc);
-    }
-    return;
-  }
+  if (HWY_UNLIKELY(near != 0)) return GroupByVectors<V>(d, x, eff, hn::Vec512<float>{rv}, fields, nan_acc);
   const __m512i m01 = _mm512_packus_epi32(mag[0], mag[1]), m23 = _mm512_packus_epi32(mag[2], mag[3]);
   cmax = _mm512_max_epu16(cmax, _mm512_max_epu16(m01, m23));
   const __m512i m = _mm512_min_epu8(_mm512_packus_epi16(m01, m23), Konst(di, static_cast<std::int32_t>(F::kMaxCode * 0x01010101u)).raw);
@@ -913,6 +917,14 @@ HWY_INLINE void MiniGroupNan(__m512i cmax, hn::Vec512<std::int32_t>& nan_acc) {
   }
 }
 #else  // AVX2
+// A group's 32 bytes in the order of two levels of packs (128-bit half j holds elements 4j..4j+3
+// of each vector) to memory in element order: one vpermd and one store.
+HWY_INLINE void StoreGroupBytes(std::uint8_t* HWY_RESTRICT fields, __m256i bytes) {
+  alignas(32) static constexpr std::int32_t kOrder[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+  const __m256i order = Hidden(hn::Load(hn::Full256<std::int32_t>(), kOrder)).raw;
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(fields), _mm256_permutevar8x32_epi32(bytes, order));
+}
+
 template <Value V>
 HWY_INLINE void QuantizeMiniGroup(const float* HWY_RESTRICT x, float eff, float r, std::uint8_t* HWY_RESTRICT fields,
                                   __m256i& cmax, hn::Vec256<std::int32_t>& nan_acc) {
@@ -938,19 +950,13 @@ HWY_INLINE void QuantizeMiniGroup(const float* HWY_RESTRICT x, float eff, float 
   if (HWY_UNLIKELY(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(Konst(di, F::kMinNormalBits).raw, amin))) != 0)) {
     for (int k = 0; k < 4; ++k) mag[k] = MagnitudeCodeUnsaturated<V>(du, hn::Vec256<std::uint32_t>{a[k]}).raw;
   }
-  if (HWY_UNLIKELY(AnyNear<V>(spread))) {
-    for (int k = 0; k < 4; ++k) {
-      QuantizeVecRcp<V, true>(d, x + 8 * k, eff, hn::Vec256<float>{rv}, nullptr, fields + 8 * k, nan_acc);
-    }
-    return;
-  }
+  if (HWY_UNLIKELY(AnyNear<V>(spread))) return GroupByVectors<V>(d, x, eff, hn::Vec256<float>{rv}, fields, nan_acc);
   const __m256i m01 = _mm256_packus_epi32(mag[0], mag[1]), m23 = _mm256_packus_epi32(mag[2], mag[3]);
   cmax = _mm256_max_epu16(cmax, _mm256_max_epu16(m01, m23));
   const __m256i m = _mm256_min_epu8(_mm256_packus_epi16(m01, m23), Konst(di, static_cast<std::int32_t>(F::kMaxCode * 0x01010101u)).raw);
   const __m256i sign = _mm256_packs_epi16(_mm256_packs_epi32(bits[0], bits[1]), _mm256_packs_epi32(bits[2], bits[3]));
   const __m256i code = _mm256_blendv_epi8(m, _mm256_or_si256(m, Konst(di, static_cast<std::int32_t>(0x80808080u)).raw), sign);
-  alignas(32) static constexpr std::int32_t kOrder[8] = {0, 4, 1, 5, 2, 6, 3, 7};
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(fields), _mm256_permutevar8x32_epi32(code, Hidden(hn::Load(di, kOrder)).raw));
+  StoreGroupBytes(fields, code);
 }
 
 template <Value V>
@@ -1004,17 +1010,10 @@ template <Value V>
 HWY_INLINE void QuantizeIntGroup(const float* HWY_RESTRICT x, float eff, float r, std::uint8_t* HWY_RESTRICT fields,
                                  hn::Vec256<std::int32_t>& nan_acc) {
   const hn::Full256<float> d;
-  const hn::Full256<std::int32_t> di;
   const __m256 rv = _mm256_set1_ps(r);
   __m256i b;
-  if (HWY_UNLIKELY(!IntGroupCodes<V>(x, rv, rv, rv, rv, b))) {
-    for (int k = 0; k < 4; ++k) {
-      QuantizeVecRcp<V, true>(d, x + 8 * k, eff, hn::Vec256<float>{rv}, nullptr, fields + 8 * k, nan_acc);
-    }
-    return;
-  }
-  alignas(32) static constexpr std::int32_t kOrder[8] = {0, 4, 1, 5, 2, 6, 3, 7};
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(fields), _mm256_permutevar8x32_epi32(b, Hidden(hn::Load(di, kOrder)).raw));
+  if (HWY_UNLIKELY(!IntGroupCodes<V>(x, rv, rv, rv, rv, b))) return GroupByVectors<V>(d, x, eff, hn::Vec256<float>{rv}, fields, nan_acc);
+  StoreGroupBytes(fields, b);
 }
 #endif
 
