@@ -444,6 +444,16 @@ TEST(DequantizeValidation, RejectsWhatParseWouldReject) {
     EXPECT_ERROR(dequantize(t), invalid_scale);
   }
   {
+    // A stored scale or global never carries a sign (SPEC §3.5, §7): -0.0 is rejected here,
+    // as parse rejects its bytes, where quantize takes a -0.0 input scale as +0.0.
+    QTensor t = seed_tensor();
+    t.scales[1] = -0.0f;
+    EXPECT_ERROR(dequantize(t), invalid_scale);
+    t = seed_tensor();
+    t.global = -0.0f;
+    EXPECT_ERROR(dequantize(t), invalid_global_scale);
+  }
+  {
     QTensor t = seed_tensor();
     t.global = 0x1p127f;
     t.scales[0] = 4.0f;  // 2^127 * 4 overflows
