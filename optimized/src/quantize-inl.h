@@ -2207,6 +2207,12 @@ void AbsMaxRowsImpl(const AbsMaxJob& job) {
 
 // ------------------------------------------------------------------ dequantize
 
+// 8-bit minifloat fields (e4m3, e5m2), which AVX2 decodes through f16 (DequantizeValue).
+template <Value V, bool kBytes>
+constexpr bool F16Decode() {
+  return kBytes && Fmt<V>::kMini && Fmt<V>::kBits == 8;
+}
+
 // Running bounds of the codes a dequantize call has read. Every code is canonical (SPEC §7) when,
 // at the end, each lane of `lo` is at least the least allowed code and each lane of `hi` (and, for
 // minifloats, of `mag`) at most the greatest: a minimum or maximum per vector instead of
@@ -2227,8 +2233,15 @@ HWY_INLINE bool CodesCanonical(DI di, const CodeBounds<DI>& b) {
     return hn::AllFalse(di, hn::Lt(b.lo, bound(kLoCode))) && hn::AllFalse(di, hn::Gt(b.hi, bound(kBytes ? F::kMask : kHiCode)));
   } else {
     // lo, hi: the codes (sign and magnitude fields); mag: their magnitudes.
-    return hn::AllFalse(di, hn::Lt(b.lo, hn::Zero(di))) && hn::AllFalse(di, hn::Gt(b.hi, bound(2 * F::kMagMask + 1))) &&
-           hn::AllFalse(di, hn::Gt(b.mag, bound(F::kMaxCode)));
+    bool mag_ok = hn::AllFalse(di, hn::Gt(b.mag, bound(F::kMaxCode)));
+#if HWY_TARGET == HWY_AVX2
+    // The 8-bit minifloat decode (DequantizeValue) keeps a maximum per 16-bit lane.
+    if constexpr (F16Decode<V, kBytes>()) {
+      const hn::Repartition<std::int16_t, DI> d16;
+      mag_ok = hn::AllFalse(d16, hn::Gt(hn::BitCast(d16, b.mag), hn::Set(d16, static_cast<std::int16_t>(F::kMaxCode))));
+    }
+#endif
+    return mag_ok && hn::AllFalse(di, hn::Lt(b.lo, hn::Zero(di))) && hn::AllFalse(di, hn::Gt(b.hi, bound(2 * F::kMagMask + 1)));
   }
 }
 
@@ -2238,7 +2251,7 @@ HWY_INLINE bool CodesCanonical(DI di, const CodeBounds<DI>& b) {
 // its nibble of the broadcast word to the bottom, one vpermps looks its magnitude up, and the
 // nibble's top bit is the sign. No UnpackFields, and 5 operations where the arithmetic decode
 // below takes 9.
-template <Value V, bool kBytes, bool kNibbles = false, class D, class DI>
+template <Value V, bool kBytes, bool kNibbles = false, bool kF16 = false, class D, class DI>
 HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fields, const std::int32_t* HWY_RESTRICT codes,
                                       hn::Vec<D> eff, CodeBounds<DI>& bounds) {
   using F = Fmt<V>;
@@ -2256,8 +2269,24 @@ HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fiel
     const __m256i sign = _mm256_and_si256(_mm256_slli_epi32(nib, 28), Konst(di, std::numeric_limits<std::int32_t>::min()).raw);
     return hn::Mul(eff, hn::Vec256<float>{_mm256_or_ps(mag, _mm256_castsi256_ps(sign))});
   }
+  if constexpr (kF16) {
+    static_assert(F16Decode<V, kBytes>());
+    // e4m3, e5m2: the sign-extended field shifted into an f16 pattern whose value is the code's
+    // times 2^(bias - 15), exactly for every code (the minifloat's subnormals become f16
+    // subnormals; e5m2 is the upper half of f16 already, e4m3's copy of the sign in bit 14 is
+    // cleared), and vcvtph2ps (exact). `eff` comes multiplied by 2^(15 - bias) (DequantizeRowsT:
+    // exact, the chunk's scales checked), so the one product is fl(eff * decode) as in the
+    // arithmetic decode below: 6 operations where that takes 12. The magnitudes' maximum is kept
+    // per 16-bit lane (CodesCanonical).
+    const __m128i w = _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(fields)));
+    const __m128i mag = _mm_and_si128(w, _mm_set1_epi16(static_cast<short>(F::kMagMask)));
+    bounds.mag = hn::Vec256<std::int32_t>{_mm256_max_epu16(bounds.mag.raw, _mm256_zextsi128_si256(mag))};
+    __m128i h = _mm_slli_epi16(w, 10 - F::kMbits);
+    if constexpr (10 - F::kMbits < 8) h = _mm_and_si128(h, _mm_set1_epi16(static_cast<short>(0xBFFF)));
+    return hn::Mul(eff, hn::Vec<D>{_mm256_cvtph_ps(h)});
+  }
 #else
-  static_assert(!kNibbles);
+  static_assert(!kNibbles && !kF16);
 #endif
   hn::Vec<DI> code;
   if constexpr (kBytes) {
@@ -2309,10 +2338,10 @@ HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fiel
   return hn::Mul(eff, value);
 }
 
-template <Value V, bool kBytes, bool kNibbles, class D, class DI>
+template <Value V, bool kBytes, bool kNibbles, bool kF16, class D, class DI>
 HWY_INLINE void DequantizeVec(D d, const std::uint8_t* HWY_RESTRICT fields, const std::int32_t* HWY_RESTRICT codes,
                               hn::Vec<D> eff, float* HWY_RESTRICT out, CodeBounds<DI>& bounds) {
-  hn::StoreU(DequantizeValue<V, kBytes, kNibbles>(d, fields, codes, eff, bounds), d, out);
+  hn::StoreU(DequantizeValue<V, kBytes, kNibbles, kF16>(d, fields, codes, eff, bounds), d, out);
 }
 
 // dst[0..count) = the first count lanes of v, with plain stores.
@@ -2326,7 +2355,7 @@ HWY_INLINE void StoreFirstLanes(D d, hn::Vec<D> v, std::size_t count, float* HWY
 // The last r < Lanes(d) elements, through zero-padded copies (code 0 is canonical everywhere).
 // (kNibbles: r fields packed two per byte from `fields`; a last odd field's byte is copied whole,
 // its other field decoded and dropped.)
-template <Value V, bool kBytes, bool kNibbles, class D, class DI>
+template <Value V, bool kBytes, bool kNibbles, bool kF16, class D, class DI>
 HWY_INLINE void DequantizeTail(D d, const std::uint8_t* HWY_RESTRICT fields, const std::int32_t* HWY_RESTRICT codes,
                                const float* HWY_RESTRICT effp, float eff, std::size_t r, float* HWY_RESTRICT out,
                                CodeBounds<DI>& bounds) {
@@ -2344,7 +2373,7 @@ HWY_INLINE void DequantizeTail(D d, const std::uint8_t* HWY_RESTRICT fields, con
   std::fill(eb, eb + kMax, 1.0f);
   if (effp != nullptr) std::copy(effp, effp + r, eb);
   const auto ev = effp != nullptr ? hn::Load(d, eb) : hn::Set(d, eff);
-  StoreFirstLanes(d, DequantizeValue<V, kBytes, kNibbles>(d, fb, cb, ev, bounds), r, out);
+  StoreFirstLanes(d, DequantizeValue<V, kBytes, kNibbles, kF16>(d, fb, cb, ev, bounds), r, out);
 }
 
 template <Value V, bool kBytes, bool kNibbles = false>
@@ -2372,6 +2401,10 @@ bool DequantizeRowsT(const DequantizeJob& job) {
   const std::uint8_t* storage_end = nullptr;  // rows are contiguous: prefetches stop here
   if constexpr (kBytes) storage_end = job.storage + g.rows * job.pack.row_bytes;
   const int shift = VectorsPerBlockLog2(g.b, lanes);
+  // AVX2, e4m3 and e5m2 fields: decoded through f16 (DequantizeValue), the scales multiplied by
+  // kF16Factor, in each chunk whose scales allow it exactly.
+  constexpr bool kF16 = HWY_TARGET == HWY_AVX2 && F16Decode<V, kBytes>();
+  constexpr float kF16Factor = kF16 ? static_cast<float>(1 << (15 - Fmt<V>::kBias)) : 1.0f;
   // Streamed tensors whose chunks all run as whole vectors go straight from the registers to
   // memory. The rows are contiguous and their length a whole number of vectors, so they all start
   // h lanes short of a vector-aligned address: each computed vector is rotated down by h lanes and
@@ -2421,70 +2454,84 @@ bool DequantizeRowsT(const DequantizeJob& job) {
         if (stream) hwy::FlushStream();
         return false;
       }
-      if (direct) {
-        // Whole vectors: blocks of whole vectors from c0, or one block for all of the row.
-        auto at = [&](std::size_t v) {
-          const std::size_t i = c0 + v * lanes;
-          const float s = shift >= 0 ? eff[v >> shift] : eff[0];
-          return DequantizeValue<V, kBytes, kNibbles>(d, fields_at(i), codes_at(i), hn::Set(d, s), bad);
-        };
-        std::size_t v = 0;
-        if (r == 0 && c0 == 0) {
-          const auto first = at(v++);
-          StoreFirstLanes(d, first, h, out);
-          prev = hn::TableLookupLanes(first, rot);
+      // The chunk's vectors (kF: the f16 decode of DequantizeValue, on scales multiplied by
+      // 2^(15 - bias), which is exact unless it overflows).
+      auto chunk = [&](auto f16) {
+        constexpr bool kF = decltype(f16)::value;
+        auto scaled = [](float v) { return kF ? v * kF16Factor : v; };
+        if (direct) {
+          // Whole vectors: blocks of whole vectors from c0, or one block for all of the row.
+          auto at = [&](std::size_t v) {
+            const std::size_t i = c0 + v * lanes;
+            const float s = scaled(shift >= 0 ? eff[v >> shift] : eff[0]);
+            return DequantizeValue<V, kBytes, kNibbles, kF>(d, fields_at(i), codes_at(i), hn::Set(d, s), bad);
+          };
+          std::size_t v = 0;
+          if (r == 0 && c0 == 0) {
+            const auto first = at(v++);
+            StoreFirstLanes(d, first, h, out);
+            prev = hn::TableLookupLanes(first, rot);
+          }
+          // Locals for the loop: `prev` and `rot` live across calls (no vector register survives
+          // one), and the job's fields could alias the output; copies stay in registers.
+          auto last_vec = prev;
+          const auto rotation = Hidden(rot);
+          // The aligned vector that vector v completes starts lanes - h lanes before it (v >= 1 on
+          // the tensor's first chunk, so never before the output).
+          float* HWY_RESTRICT dst = out + c0 + h;
+          const std::size_t nv = (c1 - c0) / lanes;
+          for (; v < nv; ++v) {
+            const auto next = hn::TableLookupLanes(at(v), rotation);
+            hn::Stream(hn::IfThenElse(low, last_vec, next), d, dst + v * lanes - lanes);
+            last_vec = next;
+          }
+          prev = last_vec;
+          return;
         }
-        // Locals for the loop: `prev` and `rot` live across calls (no vector register survives
-        // one), and the job's fields could alias the output; copies stay in registers.
-        auto last_vec = prev;
-        const auto rotation = Hidden(rot);
-        // The aligned vector that vector v completes starts lanes - h lanes before it (v >= 1 on
-        // the tensor's first chunk, so never before the output).
-        float* HWY_RESTRICT dst = out + c0 + h;
-        const std::size_t nv = (c1 - c0) / lanes;
-        for (; v < nv; ++v) {
-          const auto next = hn::TableLookupLanes(at(v), rotation);
-          hn::Stream(hn::IfThenElse(low, last_vec, next), d, dst + v * lanes - lanes);
-          last_vec = next;
+        // Other streamed rows are written to L1 first, chunk by chunk (streaming stores want
+        // aligned whole vectors).
+        float* const oc = stream ? outbuf : out + c0;
+        auto out_at = [&](std::size_t i) { return oc + (i - c0); };
+        if (shift >= 0 && c0 % g.b == 0 && (c1 - c0) % lanes == 0) {
+          // One loop over the chunk's vectors, each broadcasting its block's scale.
+          for (std::size_t v = 0; v < (c1 - c0) / lanes; ++v) {
+            const std::size_t i = c0 + v * lanes;
+            DequantizeVec<V, kBytes, kNibbles, kF>(d, fields_at(i), codes_at(i), hn::Set(d, scaled(eff[v >> shift])), out_at(i), bad);
+          }
+        } else if (g.b >= lanes) {
+          std::size_t j = c0 / g.b;
+          for (std::size_t c = c0; c < c1; ++j) {
+            const std::size_t e = std::min((j + 1) * g.b, c1);
+            const float s = scaled(eff[j - j0]);
+            const auto ev = hn::Set(d, s);
+            std::size_t i = c;
+            for (; i + lanes <= e; i += lanes) DequantizeVec<V, kBytes, kNibbles, kF>(d, fields_at(i), codes_at(i), ev, out_at(i), bad);
+            if (i < e) DequantizeTail<V, kBytes, kNibbles, kF>(d, fields_at(i), codes_at(i), nullptr, s, e - i, out_at(i), bad);
+            c = e;
+          }
+        } else {
+          std::size_t j = c0 / g.b;
+          for (std::size_t c = c0; c < c1; ++j) {
+            const std::size_t e = std::min((j + 1) * g.b, c1);
+            std::fill(effrow + (c - c0), effrow + (e - c0), scaled(eff[j - j0]));
+            c = e;
+          }
+          std::size_t i = c0;
+          for (; i + lanes <= c1; i += lanes) {
+            DequantizeVec<V, kBytes, kNibbles, kF>(d, fields_at(i), codes_at(i), hn::LoadU(d, effrow + (i - c0)), out_at(i), bad);
+          }
+          if (i < c1) DequantizeTail<V, kBytes, kNibbles, kF>(d, fields_at(i), codes_at(i), effrow + (i - c0), 0.0f, c1 - i, out_at(i), bad);
         }
-        prev = last_vec;
-        continue;
+        if (stream) StreamFloats(outbuf, out + c0, c1 - c0);
+      };
+      if constexpr (kF16) {
+        const std::size_t nb = (c1 - 1) / g.b + 1 - j0;
+        if (AbsMaxSpan(eff, nb) <= std::bit_cast<std::uint32_t>(std::numeric_limits<float>::max() / kF16Factor)) {
+          chunk(std::true_type{});
+          continue;
+        }
       }
-      // Other streamed rows are written to L1 first, chunk by chunk (streaming stores want
-      // aligned whole vectors).
-      float* const oc = stream ? outbuf : out + c0;
-      auto out_at = [&](std::size_t i) { return oc + (i - c0); };
-      if (shift >= 0 && c0 % g.b == 0 && (c1 - c0) % lanes == 0) {
-        // One loop over the chunk's vectors, each broadcasting its block's scale.
-        for (std::size_t v = 0; v < (c1 - c0) / lanes; ++v) {
-          const std::size_t i = c0 + v * lanes;
-          DequantizeVec<V, kBytes, kNibbles>(d, fields_at(i), codes_at(i), hn::Set(d, eff[v >> shift]), out_at(i), bad);
-        }
-      } else if (g.b >= lanes) {
-        std::size_t j = c0 / g.b;
-        for (std::size_t c = c0; c < c1; ++j) {
-          const std::size_t e = std::min((j + 1) * g.b, c1);
-          const float s = eff[j - j0];
-          const auto ev = hn::Set(d, s);
-          std::size_t i = c;
-          for (; i + lanes <= e; i += lanes) DequantizeVec<V, kBytes, kNibbles>(d, fields_at(i), codes_at(i), ev, out_at(i), bad);
-          if (i < e) DequantizeTail<V, kBytes, kNibbles>(d, fields_at(i), codes_at(i), nullptr, s, e - i, out_at(i), bad);
-          c = e;
-        }
-      } else {
-        std::size_t j = c0 / g.b;
-        for (std::size_t c = c0; c < c1; ++j) {
-          const std::size_t e = std::min((j + 1) * g.b, c1);
-          std::fill(effrow + (c - c0), effrow + (e - c0), eff[j - j0]);
-          c = e;
-        }
-        std::size_t i = c0;
-        for (; i + lanes <= c1; i += lanes) {
-          DequantizeVec<V, kBytes, kNibbles>(d, fields_at(i), codes_at(i), hn::LoadU(d, effrow + (i - c0)), out_at(i), bad);
-        }
-        if (i < c1) DequantizeTail<V, kBytes, kNibbles>(d, fields_at(i), codes_at(i), effrow + (i - c0), 0.0f, c1 - i, out_at(i), bad);
-      }
-      if (stream) StreamFloats(outbuf, out + c0, c1 - c0);
+      chunk(std::false_type{});
     }
   }
   if (direct && g.rows * g.n > 0) StoreFirstLanes(d, prev, lanes - h, job.out + (g.rows * g.n - (lanes - h)));
