@@ -2245,12 +2245,12 @@ HWY_INLINE bool CodesCanonical(DI di, const CodeBounds<DI>& b) {
   }
 }
 
-// One vector of dequantize: eff * decode(q), the codes taken into `bounds`. kNibbles (AVX2, e2m1
-// fields packed two per byte): `fields` points at the vector's 4 packed bytes, whose 8 fields are
-// all canonical (e2m1 has no NaN or Inf, and a nibble no bits above its width): each lane shifts
-// its nibble of the broadcast word to the bottom, one vpermps looks its magnitude up, and the
-// nibble's top bit is the sign. No UnpackFields, and 5 operations where the arithmetic decode
-// below takes 9.
+// One vector of dequantize: eff * decode(q), the codes taken into `bounds`. kNibbles (AVX2, 4-bit
+// fields packed two per byte: e2m1, q4f, q4s): `fields` points at the vector's 4 packed bytes,
+// and each lane shifts its nibble of the broadcast word to the bottom. No UnpackFields pass. e2m1
+// (every nibble canonical: no NaN or Inf) looks its magnitude up with one vpermps, the nibble's
+// top bit the sign: 5 operations where the arithmetic decode below takes 9. An integer nibble is
+// sign-extended by two shifts, and only q4s has a code (-8) to reject.
 template <Value V, bool kBytes, bool kNibbles = false, bool kF16 = false, class D, class DI>
 HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fields, const std::int32_t* HWY_RESTRICT codes,
                                       hn::Vec<D> eff, CodeBounds<DI>& bounds) {
@@ -2258,7 +2258,16 @@ HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fiel
   const DI di;
   const hn::RebindToUnsigned<D> du;
 #if HWY_TARGET == HWY_AVX2
-  if constexpr (kNibbles) {
+  if constexpr (kNibbles && !F::kMini) {
+    static_assert(F::kBits == 4 && kBytes);
+    alignas(32) static constexpr std::int32_t kShifts[8] = {0, 4, 8, 12, 16, 20, 24, 28};
+    std::int32_t word;
+    std::memcpy(&word, fields, sizeof(word));
+    const __m256i nib = _mm256_srlv_epi32(_mm256_set1_epi32(word), Hidden(hn::Load(di, kShifts)).raw);
+    const hn::Vec<DI> code{_mm256_srai_epi32(_mm256_slli_epi32(nib, 28), 28)};
+    if constexpr (F::kLo > -8) bounds.lo = hn::Min(bounds.lo, code);
+    return hn::Mul(eff, hn::ConvertTo(d, code));
+  } else if constexpr (kNibbles) {
     static_assert(V == Value::e2m1 && kBytes);
     alignas(32) static constexpr float kMagnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
     alignas(32) static constexpr std::int32_t kShifts[8] = {0, 4, 8, 12, 16, 20, 24, 28};
@@ -2380,8 +2389,8 @@ template <Value V, bool kBytes, bool kNibbles = false>
 bool DequantizeRowsT(const DequantizeJob& job) {
   const RowGeometry& g = job.geo;
 #if HWY_TARGET == HWY_AVX2
-  // e2m1 fields packed two per byte, every vector and tail starting on a byte (DequantizeValue).
-  if constexpr (V == Value::e2m1 && kBytes && !kNibbles) {
+  // 4-bit fields packed two per byte, every vector and tail starting on a byte (DequantizeValue).
+  if constexpr (Fmt<V>::kBits == 4 && kBytes && !kNibbles) {
     if (job.pack.per_byte == 2 && (g.b % 2 == 0 || g.b >= g.n)) return DequantizeRowsT<V, true, true>(job);
   }
 #endif
