@@ -1829,6 +1829,81 @@ HWY_INLINE hn::Vec<D> DecodeScaleVec(D d, hn::Vec<hn::RebindToUnsigned<D>> e, hn
   }
 }
 
+// Dequantize's scales: the effective scales of `count` stored patterns, nothing else kept (no
+// stored values, no encodings). Whether every pattern is one serialize writes is one maximum of
+// the patterns (a sign bit, or a magnitude from the dtype's first Inf or NaN pattern up, lies at
+// or above kBad), and whether no product with the global overflows one maximum of the effective
+// scales' patterns (SPEC §3.5, §7): a call with either is handed to the reference. On AVX2, f16
+// and ue4m3 patterns are converted by vcvtph2ps (exact); a ue4m3 pattern shifted into an f16 one
+// is its value times 2^-8, and the 2^8 goes into the global (exact when finite: a global above
+// FLT_MAX / 256 takes the arithmetic decode).
+template <ScaleDtype DT>
+HWY_INLINE bool EffOfPatterns(const std::uint8_t* HWY_RESTRICT encoded, std::size_t count, bool has_global, float global,
+                              float* HWY_RESTRICT eff_out) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const std::size_t lanes = hn::Lanes(d);
+  constexpr std::size_t w = DT == ScaleDtype::f32 ? 4 : (DT == ScaleDtype::f16 || DT == ScaleDtype::bf16) ? 2 : 1;
+  constexpr std::uint32_t kBad = DT == ScaleDtype::f32 ? 0x7F800000u
+                                 : DT == ScaleDtype::bf16 ? 0x7F80u
+                                 : DT == ScaleDtype::f16  ? 0x7C00u
+                                                          : 0x7Fu;
+  auto pmax = hn::Zero(du);  // the largest pattern
+  auto emax = hn::Zero(du);  // the largest effective scale's pattern
+  const auto tenth = Konst(d, 0.1f);
+  auto finish = [&](hn::Vec<decltype(d)> eff, float* HWY_RESTRICT out) {
+    emax = hn::Max(emax, hn::BitCast(du, eff));
+    hn::StoreU(hn::IfThenElse(hn::Eq(eff, hn::Zero(d)), tenth, eff), d, out);  // burn's valid_scale
+  };
+  constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
+  alignas(HWY_MAX_BYTES) std::uint8_t tail_in[kMax * 4] = {};
+  alignas(HWY_MAX_BYTES) float tail_out[kMax];
+  const std::size_t whole = count - count % lanes;
+  const std::size_t r = count - whole;
+  std::copy(encoded + whole * w, encoded + count * w, tail_in);
+#if HWY_TARGET == HWY_AVX2
+  constexpr float kUnscale = DT == ScaleDtype::ue4m3 ? 256.0f : 1.0f;
+  if constexpr (DT == ScaleDtype::f16 || DT == ScaleDtype::ue4m3) {
+    if (!(has_global && global > std::numeric_limits<float>::max() / kUnscale)) {
+      const auto g = Konst(d, has_global ? global * kUnscale : kUnscale);
+      __m128i pmax16 = _mm_setzero_si128();
+      auto one = [&](const std::uint8_t* in, float* HWY_RESTRICT out) {
+        __m128i p;
+        if constexpr (DT == ScaleDtype::f16) {
+          p = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
+        } else {
+          p = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(in)));
+        }
+        pmax16 = _mm_max_epu16(pmax16, p);
+        if constexpr (DT == ScaleDtype::ue4m3) p = _mm_slli_epi16(p, 7);
+        finish(hn::Mul(g, hn::Vec<decltype(d)>{_mm256_cvtph_ps(p)}), out);
+      };
+      for (std::size_t i = 0; i < whole; i += lanes) one(encoded + i * w, eff_out + i);
+      if (r > 0) {
+        one(tail_in, tail_out);
+        std::copy(tail_out, tail_out + r, eff_out + whole);
+      }
+      const __m128i over = _mm_subs_epu16(pmax16, _mm_set1_epi16(static_cast<short>(kBad - 1)));  // 0 unless above
+      return _mm_testz_si128(over, over) && hn::AllFalse(du, hn::Gt(emax, hn::Set(du, 0x7F7FFFFFu)));
+    }
+  }
+#endif
+  const auto g = Konst(d, global);
+  auto one = [&](const std::uint8_t* in, float* HWY_RESTRICT out) {
+    const auto e = LoadPatterns<DT>(du, in, lanes);
+    pmax = hn::Max(pmax, e);
+    hn::Mask<decltype(d)> ok;
+    const auto stored = DecodeScaleVec<DT>(d, e, ok);
+    finish(has_global ? hn::Mul(g, stored) : stored, out);
+  };
+  for (std::size_t i = 0; i < whole; i += lanes) one(encoded + i * w, eff_out + i);
+  if (r > 0) {
+    one(tail_in, tail_out);
+    std::copy(tail_out, tail_out + r, eff_out + whole);
+  }
+  return hn::AllFalse(du, hn::Gt(pmax, hn::Set(du, kBad - 1))) && hn::AllFalse(du, hn::Gt(emax, hn::Set(du, 0x7F7FFFFFu)));
+}
+
 // Scales [begin, begin + count) of `job`: their effective scales to eff_out[0..count), the stored
 // ones to stored_out[0..count) when it is given, the encoded ones to the job's out_encoded (at
 // their own index) when it has one. The job's fields are read once, into locals: the stores below
@@ -1847,6 +1922,9 @@ bool ScalesT(const detail::ScaleJob& job, std::size_t begin, std::size_t count, 
   constexpr std::uint32_t kSubBits = std::bit_cast<std::uint32_t>(kSubnormal<DT>);
   const float* HWY_RESTRICT raw = job.raw != nullptr ? job.raw + begin : nullptr;
   const std::uint8_t* HWY_RESTRICT encoded = job.encoded != nullptr ? job.encoded + begin * w : nullptr;
+  if (raw == nullptr && stored_out == nullptr && job.out_encoded == nullptr) {
+    return EffOfPatterns<DT>(encoded, count, job.has_global, job.global, eff_out);
+  }
   std::uint8_t* HWY_RESTRICT out_encoded = job.out_encoded != nullptr ? job.out_encoded + begin * w : nullptr;
   const bool has_global = job.has_global;
   const auto g = hn::Set(d, job.global);

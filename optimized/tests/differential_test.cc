@@ -1207,6 +1207,54 @@ TEST_P(DiffValue, CorruptTensorsAndBytes) {
   }
 }
 
+// Stored bytes whose global times a stored block scale overflows (invalid-global-scale, SPEC
+// §3.5, §7), or comes near it: dequantize_from computes those products per chunk from the stored
+// patterns (ue4m3's with the global multiplied by 2^8 first on AVX2), and must find the overflow
+// where the reference does and give its floats everywhere else.
+TEST_P(DiffValue, DequantizeFromGlobalNearOverflow) {
+  const std::string v(qc::info(value_).name);
+  std::uint32_t seed = 23001;
+  for (const std::string& level : {std::string("block=16:ue4m3,tensor=f32"), std::string("block=3:f16,tensor=f32"),
+                                   std::string("block=32:ue4m3,tensor=f32")}) {
+    const qc::Scheme s = scheme("value=" + v + ",store=" + stores_for(value_).front() + "," + level);
+    const qc::Shape shape{3, 96};
+    Case c = make_case(s, shape, 0, seed++);
+    for (float& x : c.buf) {
+      if (std::isnan(x)) x = 0.0f;
+    }
+    const qc::Result<qc::QTensor> t = qc::quantize(c.s, c.shape, c.data(), c.scales, c.global);
+    ASSERT_TRUE(t.ok()) << describe(s, shape);
+    const std::vector<std::uint8_t> bytes = qc::serialize(*t).value();
+    SCOPED_TRACE(describe(s, shape));
+    const qc::Layout lay = qc::make_layout(c.s, c.shape).value();
+    const std::size_t w = qc::scale_bytes(s.scale_dtype());
+    // The largest finite stored pattern (448 in ue4m3, 65504 in f16), little-endian.
+    const std::uint32_t largest = s.scale_dtype() == qc::ScaleDtype::ue4m3 ? 0x7Eu : 0x7BFFu;
+    for (const bool widest : {false, true}) {
+      for (const float g : {FLT_MAX, 0x1p121f, 0x1p120f, 0x1.fffffep119f, 0x1p119f, 0x1p112f, 0x1p111f, 1e30f, 3.0f, 0x1p-149f}) {
+        std::vector<std::uint8_t> u = bytes;
+        const std::uint32_t gb = std::bit_cast<std::uint32_t>(g);
+        for (std::size_t b = 0; b < 4; ++b) u[u.size() - 4 + b] = static_cast<std::uint8_t>(gb >> (8 * b));
+        if (widest) {  // the first and the last stored scale at the dtype's largest value
+          for (const std::size_t k : {std::size_t{0}, lay.scale_count - 1}) {
+            for (std::size_t b = 0; b < w; ++b) u[lay.storage_bytes + k * w + b] = static_cast<std::uint8_t>(largest >> (8 * b));
+          }
+        }
+        const qc::Result<qc::QTensor> pw = qc::parse(c.s, c.shape, u);
+        std::vector<float> out(c.count);
+        const qc::Status fs = opt::dequantize_from(c.s, c.shape, u, out, std::nullopt, target_);
+        const std::string what = "global " + std::to_string(g) + (widest ? " with the largest scales" : "");
+        ASSERT_EQ(pw.ok(), fs.ok()) << what << ": " << (fs.ok() ? "ok" : kind_of(fs.error()));
+        if (!pw.ok()) {
+          EXPECT_EQ(pw.kind(), fs.kind()) << what;
+        } else {
+          expect_same_floats(qc::dequantize(*pw).value(), out, what);
+        }
+      }
+    }
+  }
+}
+
 // Outputs of 16 MiB and more are written with streaming stores (dequantize_from, dequantize and
 // the 1-to-4 ceiling): straight from the registers for rows of whole vectors (rotated when the
 // output is not vector-aligned), through L1 for the others. The same floats as the reference's,
