@@ -2506,6 +2506,12 @@ bool DequantizeRowsT(const DequantizeJob& job) {
   const auto rot = hn::IndicesFromVec(d, hn::And(hn::Add(hn::Iota(di, 0), hn::Set(di, static_cast<std::int32_t>(h))),
                                                  hn::Set(di, static_cast<std::int32_t>(lanes - 1))));
   const auto low = hn::FirstN(d, lanes - h);
+  // How each aligned vector is made: 0, the output is vector-aligned (h == 0) and each vector is
+  // stored as it is, one behind; 1, it is half a vector off (an allocation 16 bytes past a 32-byte
+  // boundary, on AVX2), and the aligned vector is the upper half of one and the lower half of the
+  // next (one ConcatLowerUpper); 2, any other h: rotated down by h lanes, then merged with the
+  // one before (two operations). `prev`, the vector not yet stored, is held rotated in mode 2.
+  const int out_mode = h == 0 ? 0 : (HWY_TARGET != HWY_SCALAR && 2 * h == lanes) ? 1 : 2;
   auto prev = hn::Zero(d);
   RowWalker walker(g);
   for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
@@ -2557,22 +2563,45 @@ bool DequantizeRowsT(const DequantizeJob& job) {
           if (r == 0 && c0 == 0) {
             const auto first = at(v++);
             StoreFirstLanes(d, first, h, out);
-            prev = hn::TableLookupLanes(first, rot);
+            prev = out_mode == 2 ? hn::TableLookupLanes(first, rot) : first;
           }
-          // Locals for the loop: `prev` and `rot` live across calls (no vector register survives
-          // one), and the job's fields could alias the output; copies stay in registers.
-          auto last_vec = prev;
-          const auto rotation = Hidden(rot);
-          // The aligned vector that vector v completes starts lanes - h lanes before it (v >= 1 on
-          // the tensor's first chunk, so never before the output).
-          float* HWY_RESTRICT dst = out + c0 + h;
-          const std::size_t nv = (c1 - c0) / lanes;
-          for (; v < nv; ++v) {
-            const auto next = hn::TableLookupLanes(at(v), rotation);
-            hn::Stream(hn::IfThenElse(low, last_vec, next), d, dst + v * lanes - lanes);
-            last_vec = next;
+          auto stream_vectors = [&](auto mode) {
+            constexpr int kMode = decltype(mode)::value;
+            // Locals for the loop: `prev` and `rot` live across calls (no vector register survives
+            // one), and the job's fields could alias the output; copies stay in registers.
+            auto last_vec = prev;
+            const auto rotation = Hidden(rot);
+            // The aligned vector that vector v completes starts lanes - h lanes before it (v >= 1
+            // on the tensor's first chunk, so never before the output).
+            float* HWY_RESTRICT dst = out + c0 + h;
+            const std::size_t nv = (c1 - c0) / lanes;
+            for (; v < nv; ++v) {
+              const auto cur = at(v);
+              if constexpr (kMode == 0) {
+                hn::Stream(last_vec, d, dst + v * lanes - lanes);
+                last_vec = cur;
+#if HWY_TARGET != HWY_SCALAR
+              } else if constexpr (kMode == 1) {
+                hn::Stream(hn::ConcatLowerUpper(d, cur, last_vec), d, dst + v * lanes - lanes);
+                last_vec = cur;
+#endif
+              } else {
+                const auto next = hn::TableLookupLanes(cur, rotation);
+                hn::Stream(hn::IfThenElse(low, last_vec, next), d, dst + v * lanes - lanes);
+                last_vec = next;
+              }
+            }
+            prev = last_vec;
+          };
+          if (out_mode == 0) {
+            stream_vectors(std::integral_constant<int, 0>{});
+#if HWY_TARGET != HWY_SCALAR
+          } else if (out_mode == 1) {
+            stream_vectors(std::integral_constant<int, 1>{});
+#endif
+          } else {
+            stream_vectors(std::integral_constant<int, 2>{});
           }
-          prev = last_vec;
           return;
         }
         // Other streamed rows are written to L1 first, chunk by chunk (streaming stores want
@@ -2621,7 +2650,9 @@ bool DequantizeRowsT(const DequantizeJob& job) {
       chunk(std::false_type{});
     }
   }
-  if (direct && g.rows * g.n > 0) StoreFirstLanes(d, prev, lanes - h, job.out + (g.rows * g.n - (lanes - h)));
+  if (direct && g.rows * g.n > 0) {
+    StoreFirstLanes(d, out_mode == 2 ? prev : hn::TableLookupLanes(prev, rot), lanes - h, job.out + (g.rows * g.n - (lanes - h)));
+  }
   if (stream) hwy::FlushStream();
   return padding_ok && CodesCanonical<V, kBytes>(di, bad);
 }
