@@ -1861,6 +1861,14 @@ HWY_INLINE bool EffOfPatterns(const std::uint8_t* HWY_RESTRICT encoded, std::siz
   const std::size_t whole = count - count % lanes;
   const std::size_t r = count - whole;
   std::copy(encoded + whole * w, encoded + count * w, tail_in);
+  // one(patterns, out) on every whole vector in place, then on the tail's zero-padded copy.
+  auto each_vector = [&](auto&& one) {
+    for (std::size_t i = 0; i < whole; i += lanes) one(encoded + i * w, eff_out + i);
+    if (r > 0) {
+      one(tail_in, tail_out);
+      std::copy(tail_out, tail_out + r, eff_out + whole);
+    }
+  };
 #if HWY_TARGET == HWY_AVX2
   constexpr float kUnscale = DT == ScaleDtype::ue4m3 ? 256.0f : 1.0f;
   if constexpr (DT == ScaleDtype::f16 || DT == ScaleDtype::ue4m3) {
@@ -1878,11 +1886,7 @@ HWY_INLINE bool EffOfPatterns(const std::uint8_t* HWY_RESTRICT encoded, std::siz
         if constexpr (DT == ScaleDtype::ue4m3) p = _mm_slli_epi16(p, 7);
         finish(hn::Mul(g, hn::Vec<decltype(d)>{_mm256_cvtph_ps(p)}), out);
       };
-      for (std::size_t i = 0; i < whole; i += lanes) one(encoded + i * w, eff_out + i);
-      if (r > 0) {
-        one(tail_in, tail_out);
-        std::copy(tail_out, tail_out + r, eff_out + whole);
-      }
+      each_vector(one);
       const __m128i over = _mm_subs_epu16(pmax16, _mm_set1_epi16(static_cast<short>(kBad - 1)));  // 0 unless above
       return _mm_testz_si128(over, over) && hn::AllFalse(du, hn::Gt(emax, hn::Set(du, 0x7F7FFFFFu)));
     }
@@ -1896,11 +1900,7 @@ HWY_INLINE bool EffOfPatterns(const std::uint8_t* HWY_RESTRICT encoded, std::siz
     const auto stored = DecodeScaleVec<DT>(d, e, ok);
     finish(has_global ? hn::Mul(g, stored) : stored, out);
   };
-  for (std::size_t i = 0; i < whole; i += lanes) one(encoded + i * w, eff_out + i);
-  if (r > 0) {
-    one(tail_in, tail_out);
-    std::copy(tail_out, tail_out + r, eff_out + whole);
-  }
+  each_vector(one);
   return hn::AllFalse(du, hn::Gt(pmax, hn::Set(du, kBad - 1))) && hn::AllFalse(du, hn::Gt(emax, hn::Set(du, 0x7F7FFFFFu)));
 }
 
@@ -2323,6 +2323,17 @@ HWY_INLINE bool CodesCanonical(DI di, const CodeBounds<DI>& b) {
   }
 }
 
+#if HWY_TARGET == HWY_AVX2
+// Lane k: the 32-bit word at `fields` shifted down by 4k, its k-th nibble in the low 4 bits.
+template <class DI>
+HWY_INLINE __m256i NibbleLanes(DI di, const std::uint8_t* HWY_RESTRICT fields) {
+  alignas(32) static constexpr std::int32_t kShifts[8] = {0, 4, 8, 12, 16, 20, 24, 28};
+  std::int32_t word;
+  std::memcpy(&word, fields, sizeof(word));
+  return _mm256_srlv_epi32(_mm256_set1_epi32(word), Hidden(hn::Load(di, kShifts)).raw);
+}
+#endif
+
 // One vector of dequantize: eff * decode(q), the codes taken into `bounds`. kNibbles (AVX2, 4-bit
 // fields packed two per byte: e2m1, q4f, q4s): `fields` points at the vector's 4 packed bytes,
 // and each lane shifts its nibble of the broadcast word to the bottom. No UnpackFields pass. e2m1
@@ -2338,20 +2349,14 @@ HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fiel
 #if HWY_TARGET == HWY_AVX2
   if constexpr (kNibbles && !F::kMini) {
     static_assert(F::kBits == 4 && kBytes);
-    alignas(32) static constexpr std::int32_t kShifts[8] = {0, 4, 8, 12, 16, 20, 24, 28};
-    std::int32_t word;
-    std::memcpy(&word, fields, sizeof(word));
-    const __m256i nib = _mm256_srlv_epi32(_mm256_set1_epi32(word), Hidden(hn::Load(di, kShifts)).raw);
+    const __m256i nib = NibbleLanes(di, fields);
     const hn::Vec<DI> code{_mm256_srai_epi32(_mm256_slli_epi32(nib, 28), 28)};
     if constexpr (F::kLo > -8) bounds.lo = hn::Min(bounds.lo, code);
     return hn::Mul(eff, hn::ConvertTo(d, code));
   } else if constexpr (kNibbles) {
     static_assert(V == Value::e2m1 && kBytes);
     alignas(32) static constexpr float kMagnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-    alignas(32) static constexpr std::int32_t kShifts[8] = {0, 4, 8, 12, 16, 20, 24, 28};
-    std::int32_t word;
-    std::memcpy(&word, fields, sizeof(word));
-    const __m256i nib = _mm256_srlv_epi32(_mm256_set1_epi32(word), Hidden(hn::Load(di, kShifts)).raw);
+    const __m256i nib = NibbleLanes(di, fields);
     const __m256 mag = _mm256_permutevar8x32_ps(Hidden(hn::Load(d, kMagnitudes)).raw, nib);  // low 3 bits
     const __m256i sign = _mm256_and_si256(_mm256_slli_epi32(nib, 28), Konst(di, std::numeric_limits<std::int32_t>::min()).raw);
     return hn::Mul(eff, hn::Vec256<float>{_mm256_or_ps(mag, _mm256_castsi256_ps(sign))});
