@@ -80,6 +80,10 @@ HWY_INLINE void PrefetchBytes(const void* p, std::size_t ahead, std::size_t byte
   }
 }
 
+// Floats per cache line: the group loops prefetch once per line (on AVX2, once per vector had
+// been twice per line, and a quarter of the instructions of quantize e4m3's group loop).
+inline constexpr std::size_t kLineFloats = 64 / sizeof(float);
+
 // Prefetch of x[min(i + kPrefetch, last)], `last` the index of the tensor's last element relative
 // to x: no pointer is formed past the tensor, and near its end the last line is fetched again
 // (harmless), for an add and a minimum instead of a branch.
@@ -181,6 +185,8 @@ class StorageStream {
 // paired with the ceiling, 0.81-0.84 of it through L1 and 0.86-0.90 this way.
 class VectorStream {
  public:
+  static bool Supported(const std::uint8_t*) { return true; }
+
   VectorStream(std::uint8_t* dst) : dst_(dst), lead_(static_cast<std::size_t>((64 - reinterpret_cast<std::uintptr_t>(dst) % 64) % 64)) {
 #if HWY_TARGET == HWY_AVX3_DL
     alignas(64) std::uint8_t idx[64];
@@ -248,6 +254,43 @@ class VectorStream {
 #else
   __m512i idx_, lo_, hi_, right_, left_;
 #endif
+};
+#elif HWY_TARGET == HWY_AVX2
+// The same for 32-byte vectors, for the two offsets an output takes in practice: 32-byte aligned,
+// or 16 bytes past (glibc's large blocks, and every 16-byte-aligned malloc half of the time),
+// spliced with one vperm2i128. Other offsets go through StorageStream (Supported is false).
+class VectorStream {
+ public:
+  static bool Supported(const std::uint8_t* dst) { return reinterpret_cast<std::uintptr_t>(dst) % 16 == 0; }
+
+  VectorStream(std::uint8_t* dst) : dst_(dst), lead_(static_cast<std::size_t>((32 - reinterpret_cast<std::uintptr_t>(dst) % 32) % 32)) {}
+
+  // The next 32 bytes of the tensor.
+  HWY_INLINE void Put(hn::Vec256<std::uint8_t> v) {
+    if (lead_ == 0) {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(dst_ + 32 * count_), v.raw);
+    } else if (HWY_UNLIKELY(count_ == 0)) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst_), _mm256_castsi256_si128(v.raw));
+    } else {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(dst_ + 16 + 32 * (count_ - 1)), _mm256_permute2x128_si256(prev_, v.raw, 0x21));
+    }
+    prev_ = v.raw;
+    ++count_;
+  }
+
+  // The bytes of the last vector after the last aligned address, and the fence.
+  void Finish() {
+    if (lead_ != 0 && count_ > 0) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst_ + 16 + 32 * (count_ - 1)), _mm256_extracti128_si256(prev_, 1));
+    }
+    hwy::FlushStream();
+  }
+
+ private:
+  std::uint8_t* dst_;
+  std::size_t lead_;  // 0 or 16
+  std::size_t count_ = 0;
+  __m256i prev_ = _mm256_setzero_si256();
 };
 #endif
 
@@ -918,45 +961,71 @@ HWY_INLINE void MiniGroupNan(__m512i cmax, hn::Vec512<std::int32_t>& nan_acc) {
 }
 #else  // AVX2
 // A group's 32 bytes in the order of two levels of packs (128-bit half j holds elements 4j..4j+3
-// of each vector) to memory in element order: one vpermd and one store.
-HWY_INLINE void StoreGroupBytes(std::uint8_t* HWY_RESTRICT fields, __m256i bytes) {
+// of each vector) in element order: one vpermd.
+HWY_INLINE __m256i GroupOrder(__m256i bytes) {
   alignas(32) static constexpr std::int32_t kOrder[8] = {0, 4, 1, 5, 2, 6, 3, 7};
   const __m256i order = Hidden(hn::Load(hn::Full256<std::int32_t>(), kOrder)).raw;
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(fields), _mm256_permutevar8x32_epi32(bytes, order));
+  return _mm256_permutevar8x32_epi32(bytes, order);
+}
+
+// A group's 32 minifloat codes in element order (GroupOrder), false (nothing kept) when a lane
+// lies near a rounding boundary (AnyNear): the caller then takes GroupByVectors. cmax: the
+// running maximum of the magnitude codes (MiniGroupNan).
+template <Value V>
+HWY_INLINE bool MiniGroupCodes(const float* HWY_RESTRICT x, __m256 rv, __m256i& cmax, __m256i& codes) {
+  using F = Fmt<V>;
+  const hn::Full256<std::int32_t> di;
+  const hn::Full256<std::uint32_t> du;
+  // Each pair of vectors is packed as soon as it is computed (magnitude codes unsigned to u16,
+  // patterns signed to i16), so that only the packs stay live, not the 4 x 3 vectors of products,
+  // magnitudes and codes (which had spilled: 16 registers).
+  __m256i mags[2], signs[2];
+  __m256i spread = _mm256_setzero_si256();
+  __m256i amin = Konst(di, F::kMinNormalBits).raw;
+  // Normal codes only (MagnitudeCodeUnsaturated's normal form), unless a lane's magnitude is below
+  // the smallest normal minifloat, which is rare with a scale fitted to the data (|y| < 2^-6 of
+  // e4m3's 448, 2^-14 of e5m2's 57344): then the full form, for the whole group (recomputed).
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h) {
+    __m256i bits[2], mag[2];
+#pragma GCC unroll 2
+    for (int k = 0; k < 2; ++k) {
+      bits[k] = _mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(x + 16 * h + 8 * k), rv));
+      const __m256i a = _mm256_and_si256(bits[k], Konst(di, 0x7FFFFFFF).raw);
+      spread = NearSpread<V>(spread, a);
+      amin = _mm256_min_epi32(amin, a);
+      mag[k] = _mm256_srli_epi32(_mm256_add_epi32(a, Konst(di, F::kNormalRound).raw), 23 - F::kMbits);
+    }
+    mags[h] = _mm256_packus_epi32(mag[0], mag[1]);
+    signs[h] = _mm256_packs_epi32(bits[0], bits[1]);
+  }
+  if (HWY_UNLIKELY(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(Konst(di, F::kMinNormalBits).raw, amin))) != 0)) {
+    for (int h = 0; h < 2; ++h) {
+      __m256i mag[2];
+      for (int k = 0; k < 2; ++k) {
+        const __m256i a = _mm256_and_si256(_mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(x + 16 * h + 8 * k), rv)),
+                                           Konst(di, 0x7FFFFFFF).raw);
+        mag[k] = MagnitudeCodeUnsaturated<V>(du, hn::Vec256<std::uint32_t>{a}).raw;
+      }
+      mags[h] = _mm256_packus_epi32(mag[0], mag[1]);
+    }
+  }
+  if (HWY_UNLIKELY(AnyNear<V>(spread))) return false;
+  cmax = _mm256_max_epu16(cmax, _mm256_max_epu16(mags[0], mags[1]));
+  const __m256i m = _mm256_min_epu8(_mm256_packus_epi16(mags[0], mags[1]), Konst(di, static_cast<std::int32_t>(F::kMaxCode * 0x01010101u)).raw);
+  const __m256i sign = _mm256_packs_epi16(signs[0], signs[1]);
+  codes = GroupOrder(_mm256_blendv_epi8(m, _mm256_or_si256(m, Konst(di, static_cast<std::int32_t>(0x80808080u)).raw), sign));
+  return true;
 }
 
 template <Value V>
 HWY_INLINE void QuantizeMiniGroup(const float* HWY_RESTRICT x, float eff, float r, std::uint8_t* HWY_RESTRICT fields,
                                   __m256i& cmax, hn::Vec256<std::int32_t>& nan_acc) {
-  using F = Fmt<V>;
-  const hn::Full256<float> d;
-  const hn::Full256<std::int32_t> di;
-  const hn::Full256<std::uint32_t> du;
-  const __m256 rv = _mm256_set1_ps(r);
-  __m256i bits[4], a[4], mag[4];
-  __m256i spread = _mm256_setzero_si256();
-  __m256i amin = Konst(di, F::kMinNormalBits).raw;
-  // Normal codes only (MagnitudeCodeUnsaturated's normal form), unless a lane's magnitude is below
-  // the smallest normal minifloat, which is rare with a scale fitted to the data (|y| < 2^-6 of
-  // e4m3's 448, 2^-14 of e5m2's 57344): then the full form, for the whole group.
-#pragma GCC unroll 4
-  for (int k = 0; k < 4; ++k) {
-    bits[k] = _mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * k), rv));
-    a[k] = _mm256_and_si256(bits[k], Konst(di, 0x7FFFFFFF).raw);
-    spread = NearSpread<V>(spread, a[k]);
-    amin = _mm256_min_epi32(amin, a[k]);
-    mag[k] = _mm256_srli_epi32(_mm256_add_epi32(a[k], Konst(di, F::kNormalRound).raw), 23 - F::kMbits);
+  __m256i codes;
+  if (HWY_UNLIKELY(!MiniGroupCodes<V>(x, _mm256_set1_ps(r), cmax, codes))) {
+    return GroupByVectors<V>(hn::Full256<float>(), x, eff, hn::Set(hn::Full256<float>(), r), fields, nan_acc);
   }
-  if (HWY_UNLIKELY(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(Konst(di, F::kMinNormalBits).raw, amin))) != 0)) {
-    for (int k = 0; k < 4; ++k) mag[k] = MagnitudeCodeUnsaturated<V>(du, hn::Vec256<std::uint32_t>{a[k]}).raw;
-  }
-  if (HWY_UNLIKELY(AnyNear<V>(spread))) return GroupByVectors<V>(d, x, eff, hn::Vec256<float>{rv}, fields, nan_acc);
-  const __m256i m01 = _mm256_packus_epi32(mag[0], mag[1]), m23 = _mm256_packus_epi32(mag[2], mag[3]);
-  cmax = _mm256_max_epu16(cmax, _mm256_max_epu16(m01, m23));
-  const __m256i m = _mm256_min_epu8(_mm256_packus_epi16(m01, m23), Konst(di, static_cast<std::int32_t>(F::kMaxCode * 0x01010101u)).raw);
-  const __m256i sign = _mm256_packs_epi16(_mm256_packs_epi32(bits[0], bits[1]), _mm256_packs_epi32(bits[2], bits[3]));
-  const __m256i code = _mm256_blendv_epi8(m, _mm256_or_si256(m, Konst(di, static_cast<std::int32_t>(0x80808080u)).raw), sign);
-  StoreGroupBytes(fields, code);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(fields), codes);
 }
 
 template <Value V>
@@ -1013,7 +1082,7 @@ HWY_INLINE void QuantizeIntGroup(const float* HWY_RESTRICT x, float eff, float r
   const __m256 rv = _mm256_set1_ps(r);
   __m256i b;
   if (HWY_UNLIKELY(!IntGroupCodes<V>(x, rv, rv, rv, rv, b))) return GroupByVectors<V>(d, x, eff, hn::Vec256<float>{rv}, fields, nan_acc);
-  StoreGroupBytes(fields, b);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(fields), GroupOrder(b));
 }
 #endif
 
@@ -1038,6 +1107,57 @@ template <Value V, class VI>
 HWY_INLINE void GroupNan(GroupAcc cmax, VI& nan_acc) {
   if constexpr (Fmt<V>::kMini) MiniGroupNan<V>(cmax, nan_acc);
 }
+
+#if HWY_TARGET == HWY_AVX2
+// One-byte fields of elements [c0, c1) of a row, handed to a VectorStream a group (32 bytes) at a
+// time straight from the registers (as calibrate+quantize's CalibratedCodes), where QuantizeChunk
+// stores them to StorageStream's L1 buffer, which copies them out after the chunk. c0 and c1 - c0
+// are multiples of 32, and so is b unless one block spans the row; element c has scale
+// eff[c / b - j0]. A group that its kernel does not take (a lane near a boundary, or a scale on
+// the division path) goes through a 32-byte buffer. Session 19 (Zen 3, interleaved A/B, 256 MiB,
+// with the once-per-line prefetches in both): quantize q8s per-tensor 0.90, e4m3 0.96 to 0.98 and
+// e5m2 0.95 in time (optimized/README.md).
+template <Value V>
+HWY_INLINE void QuantizeGroupsStreamed(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, std::size_t b,
+                                       const float* HWY_RESTRICT eff, std::size_t j0, std::size_t last, VectorStream& vs,
+                                       hn::Vec256<std::int32_t>& nan_acc) {
+  const hn::Full256<float> d;
+  const hn::Full256<std::uint8_t> d8;
+  GroupAcc cmax = GroupAccZero();
+  alignas(32) float rcp[kChunk / 32 + 1];  // the chunk's reciprocals, a vector at a time
+  (void)Reciprocals(eff, (c1 - 1) / b - j0 + 1, rcp);
+  std::size_t j = c0 / b;
+  for (std::size_t c = c0; c < c1; ++j) {
+    const std::size_t e = std::min((j + 1) * b, c1);
+    const float s = eff[j - j0];
+    const float r = rcp[j - j0];
+    const __m256 rv = _mm256_set1_ps(r);
+    for (; c < e; c += 32) {
+      PrefetchAhead(xr, c, last);
+      PrefetchAhead(xr, c + kLineFloats, last);
+      __m256i codes;
+      bool ok = r != 0.0f;
+      if constexpr (Fmt<V>::kMini) {
+        ok = ok && MiniGroupCodes<V>(xr + c, rv, cmax, codes);
+      } else {
+        ok = ok && IntGroupCodes<V>(xr + c, rv, rv, rv, rv, codes);
+        if (ok) codes = GroupOrder(codes);
+      }
+      if (HWY_UNLIKELY(!ok)) {
+        alignas(32) std::uint8_t four[32];
+        if (r != 0.0f) {
+          GroupByVectors<V>(d, xr + c, s, hn::Vec256<float>{rv}, four, nan_acc);
+        } else {
+          for (std::size_t k = 0; k < 4; ++k) QuantizeVec<V, true>(d, xr + c + 8 * k, hn::Set(d, s), nullptr, four + 8 * k, nan_acc);
+        }
+        codes = hn::Load(d8, four).raw;
+      }
+      vs.Put(hn::Vec256<std::uint8_t>{codes});
+    }
+  }
+  GroupNan<V>(cmax, nan_acc);
+}
+#endif
 #endif  // QCONFORM_GROUP_KERNELS
 
 // The whole vectors of [i, e) of a row, which lie in one block of scale s: the reciprocal path
@@ -1052,8 +1172,10 @@ HWY_INLINE std::size_t BlockVectors(D d, const float* HWY_RESTRICT xr, std::size
 #if QCONFORM_GROUP_KERNELS
     if constexpr (kBytes && kGroupValue<V>) {
       GroupAcc cmax = GroupAccZero();
-      for (; i + 4 * lanes <= e; i += 4 * lanes) {
-        for (std::size_t q = 0; q < 4; ++q) PrefetchAhead(xr, i + q * lanes, last);
+      constexpr std::size_t kGroup = 4 * hn::MaxLanes(d);  // == 4 * lanes on every x86 target
+      for (; i + kGroup <= e; i += kGroup) {
+#pragma GCC unroll 4
+        for (std::size_t q = 0; q < kGroup; q += kLineFloats) PrefetchAhead(xr, i + q, last);
         QuantizeGroup<V>(xr + i, s, r, fields_at(i), cmax, nan_acc);
       }
       GroupNan<V>(cmax, nan_acc);
@@ -1096,7 +1218,8 @@ HWY_INLINE void QuantizeBlockRange(D d, const float* HWY_RESTRICT xr, std::size_
 #pragma GCC unroll 2
         for (std::size_t u = 0; u < per; u += 4) {
           const std::size_t i = i0 + u * kLanes;
-          for (std::size_t q = 0; q < 4; ++q) hwy::Prefetch(pf + (u + q) * kLanes);
+#pragma GCC unroll 4
+          for (std::size_t q = 0; q < 4 * kLanes; q += kLineFloats) hwy::Prefetch(pf + u * kLanes + q);
           QuantizeGroup<V>(xr + i, es[k], rcp[k], fields_at(i), cmax, nan_acc);
         }
         continue;
@@ -1446,7 +1569,18 @@ bool QuantizeRowsT(const QuantizeJob& job) {
   alignas(64) std::uint8_t fieldbuf[kChunk];
   alignas(64) float effrow[kChunk];
   alignas(64) float effchunk[kChunk + 1];  // a chunk's scales (a block may straddle each end)
-  StorageStream out(job.storage, kBytes && g.rows * job.pack.row_bytes >= kStreamBytes);
+  const bool stream = kBytes && g.rows * job.pack.row_bytes >= kStreamBytes;
+#if HWY_TARGET == HWY_AVX2
+  // One-byte fields of group-kernel values in rows of whole groups, blocks of whole groups or one
+  // to the row: QuantizeGroupsStreamed.
+  const bool direct = kBytes && kGroupValue<V> && stream && job.pack.per_byte == 1 && job.pack.row_bytes == g.n &&
+                      g.n % 32 == 0 && (g.b % 32 == 0 || g.b >= g.n) && VectorStream::Supported(job.storage);
+  std::optional<VectorStream> vs;
+  if (direct) vs.emplace(job.storage);
+#else
+  constexpr bool direct = false;
+#endif
+  StorageStream out(job.storage, stream && !direct);
   RowWalker walker(g);
   for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
     const float* xr = job.x + r * g.n;
@@ -1476,6 +1610,12 @@ bool QuantizeRowsT(const QuantizeJob& job) {
         }
       }
 #elif HWY_TARGET == HWY_AVX2
+      if constexpr (kBytes && kGroupValue<V>) {
+        if (direct) {
+          QuantizeGroupsStreamed<V>(xr, c0, c1, g.b, eff, j0, last, *vs, nan_acc);
+          continue;
+        }
+      }
       if constexpr (kBytes && (V == Value::e2m1 || (!Fmt<V>::kMini && Fmt<V>::kBits == 4))) {
         // Blocks of a power of two of at least 16 elements (c / b == c >> shift), or one per row.
         const int shift = g.b >= 16 && std::has_single_bit(g.b) ? std::countr_zero(g.b) : g.b >= g.n ? 63 : -1;
@@ -1495,6 +1635,9 @@ bool QuantizeRowsT(const QuantizeJob& job) {
     }
     if constexpr (kBytes) CommitPadding(out, g.n, job.pack);
   }
+#if HWY_TARGET == HWY_AVX2
+  if (direct) vs->Finish();
+#endif
   out.Finish();
   return hn::AllFalse(di, hn::Gt(nan_acc, hn::Set(di, 0x7F800000)));
 }
@@ -2194,16 +2337,19 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   const float none = F::kMini ? 0.0f : std::numeric_limits<float>::quiet_NaN();
   const bool stream = g.rows * job.pack.row_bytes >= kStreamBytes;
   const bool far = g.rows * g.n * sizeof(float) >= kFarPrefetchBytes;  // the codes pass prefetches the next chunk
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
   // Streamed one-byte codes of calibrated blocks of 1, 2, 4 or 8 whole vectors, in rows of whole
-  // 64-byte vectors: CalibratedCodes hands its vectors to a VectorStream (QuantizeChunk's, where a
-  // chunk saturates, go through fieldbuf).
+  // groups of four vectors: CalibratedCodes hands each group's fields (one byte vector) to a
+  // VectorStream (QuantizeChunk's, where a chunk saturates, go through fieldbuf).
+  const std::size_t group = 4 * hn::Lanes(di);
   const int shift = VectorsPerBlockLog2(b, hn::Lanes(di));
-  const bool direct = !F::kMini && stream && job.pack.per_byte == 1 && job.pack.row_bytes == g.n && g.n % 64 == 0 &&
-                      chunk % 64 == 0 && g.b % hn::Lanes(di) == 0 && shift >= 0 && shift <= 3;
+  const bool direct = !F::kMini && stream && job.pack.per_byte == 1 && job.pack.row_bytes == g.n && g.n % group == 0 &&
+                      chunk % group == 0 && g.b % hn::Lanes(di) == 0 && shift >= 0 && shift <= 3 &&
+                      VectorStream::Supported(job.storage);
   std::optional<VectorStream> vs;  // built only when used: its splice tables cost a small call
   if (direct) vs.emplace(job.storage);
-  auto put = [&vs](std::size_t, hn::Vec512<std::uint8_t> bytes) HWY_ATTR { vs->Put(bytes); };
+  const hn::Repartition<std::uint8_t, decltype(di)> d8;
+  auto put = [&vs](std::size_t, hn::Vec<decltype(d8)> bytes) HWY_ATTR { vs->Put(bytes); };
 #else
   constexpr bool direct = false;
 #endif
@@ -2229,7 +2375,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       const std::size_t ahead = c1 + kPrefetch;
       const std::size_t pf_lines = far && ahead <= last ? std::min((c1 - c0) / 16, (last - ahead) / 16 + 1) : 0;
       const float* const pf = pf_lines > 0 ? xr + ahead : nullptr;
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
       if constexpr (!F::kMini) {
         if (direct) {
           if (!f.saturated) {
@@ -2242,8 +2388,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
             }
           } else {
             QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fieldbuf, effrow, last, nan_acc, rcp, f.every);
-            const hn::Full512<std::uint8_t> d8;
-            for (std::size_t i = 0; i < c1 - c0; i += 64) vs->Put(hn::Load(d8, fieldbuf + i));
+            for (std::size_t i = 0; i < c1 - c0; i += hn::Lanes(d8)) vs->Put(hn::Load(d8, fieldbuf + i));
           }
           continue;
         }
@@ -2260,7 +2405,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
     }
     if (!direct) CommitPadding(out, g.n, job.pack);
   }
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
   if (direct) vs->Finish();
 #endif
   out.Finish();

@@ -1378,11 +1378,13 @@ TEST_P(Diff, StreamedLargeOutputs) {
 // Storage of 16 MiB and more is written with streaming stores (quantize_into, the fused
 // calibrate_quantize_into and the 4-to-1 ceiling): whole aligned vectors, each once, the bytes
 // before the first aligned address and after the last one plain. The fused q8 codes on AVX-512
-// go straight from the registers (spliced when the output is not 64-byte aligned), everything
-// else through L1 a chunk at a time, carrying the bytes short of a vector from chunk to chunk and
-// row to row (padding included). The reference's bytes, nothing written outside the output, at
-// offsets from a 64-byte boundary that meet every vector width aligned, a byte past and a byte
-// short of alignment, and the error of a NaN near the end after most of the stream is out.
+// and AVX2, and AVX2's quantize of one-byte fields in rows of whole groups, go straight from the
+// registers (spliced when the output is not vector-aligned; on AVX2 only at 16 bytes past),
+// everything else through L1 a chunk at a time, carrying the bytes short of a vector from chunk
+// to chunk and row to row (padding included). The reference's bytes, nothing written outside the
+// output, at offsets from a 64-byte boundary that meet every vector width aligned, half a 32-byte
+// vector past, a byte past and a byte short of alignment, and the error of a NaN near the end
+// after most of the stream is out.
 TEST(DiffStream, LargeStorage) {
   struct Large {
     qc::Scheme s;
@@ -1394,21 +1396,29 @@ TEST(DiffStream, LargeStorage) {
     qc::ErrorKind calibrate_error = qc::ErrorKind::nan_input, quantize_error = qc::ErrorKind::nan_input;
   };
   static std::vector<Large> cases = [] {  // (a NaN goes in and out of data below)
-    const std::pair<const char*, qc::Shape> specs[] = {
-        {"value=q8s,block=32:f16", {4100, 4096}},                      // the fused codes, rows of whole vectors
-        {"value=q8s,block=32:f16", {4099, 4128}},                      // rows 32 bytes past a vector
-        {"value=q8s", {4097, 4098}},                                   // u32 words: 2 padding bytes a row
-        {"value=q4s,store=packed_u32:0,block=20:ue4m3,tensor=f32", {8193, 4100}},  // packed, padded
-        {"value=e4m3", {4100, 4096}},                                  // per-tensor minifloat (unfused)
-        {"value=e4m3,block=16:ue4m3", {4097, 4112}},                   // fused, minifloat codes
+    struct Spec {
+      const char* text;
+      qc::Shape shape;
+      float sigma;  // of the normal data
+    };
+    const Spec specs[] = {
+        {"value=q8s,block=32:f16", {4100, 4096}, 3.0f},                // the fused codes, rows of whole vectors
+        {"value=q8s,block=32:f16", {4099, 4128}, 3.0f},                // rows 32 bytes past a vector
+        {"value=q8s", {4097, 4098}, 3.0f},                             // u32 words: 2 padding bytes a row
+        {"value=q4s,store=packed_u32:0,block=20:ue4m3,tensor=f32", {8193, 4100}, 3.0f},  // packed, padded
+        {"value=e4m3", {4100, 4096}, 3.0f},                            // per-tensor minifloat (unfused)
+        {"value=e4m3,block=16:ue4m3", {4097, 4112}, 3.0f},             // fused, minifloat codes
+        // Per-tensor integers in rows of whole groups (AVX2 streams them from the registers), with a
+        // scale below 2^-125: the division path.
+        {"value=q8s,store=native", {4096, 4128}, 0x1p-125f},
     };
     std::vector<Large> out;
-    for (const auto& [text, shape] : specs) {
+    for (const auto& [text, shape, sigma] : specs) {
       Large l{scheme(text), shape, {}, {}, {}, 0};
       const std::size_t count = shape[0] * shape[1];
       l.data.resize(count);
       std::mt19937 rng(88);
-      std::normal_distribution<float> dist(0.0f, 3.0f);
+      std::normal_distribution<float> dist(0.0f, sigma);
       for (float& x : l.data) x = dist(rng);
       const qc::Result<qc::QParams> cal = qc::calibrate(l.s, shape, l.data, qc::Calibration::minmax);
       if (!cal.ok()) {
