@@ -278,6 +278,18 @@ class VectorStream {
     ++count_;
   }
 
+  // The next 16 bytes of the tensor: every other call puts the two halves as one vector (the
+  // caller hands over an even number of halves in all).
+  HWY_INLINE void PutHalf(__m128i h) {
+    if (!half_) {
+      pending_ = h;
+      half_ = true;
+      return;
+    }
+    half_ = false;
+    Put(hn::Vec256<std::uint8_t>{_mm256_inserti128_si256(_mm256_castsi128_si256(pending_), h, 1)});
+  }
+
   // The bytes of the last vector after the last aligned address, and the fence.
   void Finish() {
     if (lead_ != 0 && count_ > 0) {
@@ -291,6 +303,8 @@ class VectorStream {
   std::size_t lead_;  // 0 or 16
   std::size_t count_ = 0;
   __m256i prev_ = _mm256_setzero_si256();
+  bool half_ = false;  // pending_ holds a half
+  __m128i pending_ = _mm_setzero_si128();
 };
 #endif
 
@@ -1470,6 +1484,29 @@ HWY_INLINE void QuantizeE2m1Packed(const float* HWY_RESTRICT xr, std::size_t c0,
   if (_mm512_cmpgt_epu16_mask(hmax, _mm512_set1_epi16(1020)) != 0) nan_acc = hn::Max(nan_acc, hn::Set(di, 0x7FC00000));
 }
 #else  // AVX2
+// Where QuantizeNibblesAvx2's packed bytes go: a group's 16 bytes (Group), or the fields of m
+// vectors, one per byte, to pack (Bytes). NibblesToMemory stores them at out[(i - c0) / 2];
+// NibblesToStream hands them to a VectorStream in order (whole groups only: m == 4).
+struct NibblesToMemory {
+  std::uint8_t* HWY_RESTRICT out;
+  std::size_t c0;
+  HWY_INLINE void Group(std::size_t i, __m128i packed) const {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (i - c0) / 2), packed);
+  }
+  HWY_INLINE void Bytes(std::size_t i, const std::uint8_t* HWY_RESTRICT f, std::size_t count) const {
+    PackFields(f, count, 2, out + (i - c0) / 2);
+  }
+};
+struct NibblesToStream {
+  VectorStream& vs;
+  HWY_INLINE void Group(std::size_t, __m128i packed) const { vs.PutHalf(packed); }
+  HWY_INLINE void Bytes(std::size_t, const std::uint8_t* HWY_RESTRICT f, std::size_t count) const {
+    alignas(16) std::uint8_t b[16];
+    PackFields(f, count, 2, b);  // count == 32
+    vs.PutHalf(_mm_load_si128(reinterpret_cast<const __m128i*>(b)));
+  }
+};
+
 // QuantizeE2m1Packed on AVX2, and the same for 4-bit integers (q4s, q4f): 32 elements (four
 // vectors) at a time to their 16 bytes, blocks of a power of two of at least 16 elements (block of
 // element c: (c >> shift) - j0 in es and rcp), or one block for the whole row (shift 63). A group's
@@ -1483,25 +1520,27 @@ HWY_INLINE void QuantizeE2m1Packed(const float* HWY_RESTRICT xr, std::size_t c0,
 // merged by a byte blend (indices 16 up take the high table), and the sign put in by a byte blend
 // on the signed packs of the products; the check is AnyNear's, NaN found by the largest h.
 //   Integers: QuantizeIntGroup's codes, masked to their nibbles.
-template <Value V, class VI>
+template <Value V, class VI, class Sink>
 HWY_INLINE void QuantizeNibblesAvx2(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, int shift,
                                     std::size_t j0, const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp,
-                                    std::size_t last, std::uint8_t* HWY_RESTRICT out, VI& nan_acc) {
+                                    std::size_t last, Sink&& sink, VI& nan_acc) {
   static_assert(V == Value::e2m1 || (!Fmt<V>::kMini && Fmt<V>::kBits == 4));
   static constexpr E2m1PackTables kTables = MakeE2m1PackTables();
   const hn::Full256<float> d;
   const hn::Full256<std::int32_t> di;
   constexpr std::size_t kLanes = 8;
   const __m256i pair = Konst(di, 0x10011001).raw;  // bytes 1, 16: c0 + 16 c1 per u16
-  auto block = [&](std::size_t c) { return (c >> shift) - j0; };
+  // (Captured by value: by reference, GCC reloaded shift and j0 through their addresses in every
+  // group.)
+  auto block = [shift, j0](std::size_t c) { return (c >> shift) - j0; };
   // Vectors [i, i + 8 m) one at a time (QuantizeVecRcp, then PackFields), m <= 4.
-  auto per_vector = [&](std::size_t i, std::size_t m) HWY_ATTR {
+  auto per_vector = [&, block](std::size_t i, std::size_t m) HWY_ATTR {
     alignas(32) std::uint8_t f[4 * kLanes];
     for (std::size_t k = 0; k < m; ++k) {
       const std::size_t c = i + k * kLanes;
       QuantizeVecRcp<V, true>(d, xr + c, es[block(c)], hn::Set(d, rcp[block(c)]), nullptr, f + k * kLanes, nan_acc);
     }
-    PackFields(f, m * kLanes, 2, out + (i - c0) / 2);
+    sink.Bytes(i, f, m * kLanes);
   };
   __m256i hmax = _mm256_setzero_si256();
   std::size_t i = c0;
@@ -1547,8 +1586,7 @@ HWY_INLINE void QuantizeNibblesAvx2(const float* HWY_RESTRICT xr, std::size_t c0
     }
     const __m256i pairs = _mm256_maddubs_epi16(code, pair);  // <= 255
     const __m256i bytes = _mm256_packus_epi16(pairs, pairs);
-    const __m128i packed = _mm_unpacklo_epi16(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (i - c0) / 2), packed);
+    sink.Group(i, _mm_unpacklo_epi16(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1)));
   }
   if (i < c1) per_vector(i, (c1 - i) / kLanes);  // fewer than four vectors left (prefetched above)
   if constexpr (V == Value::e2m1) {
@@ -1573,8 +1611,16 @@ bool QuantizeRowsT(const QuantizeJob& job) {
 #if HWY_TARGET == HWY_AVX2
   // One-byte fields of group-kernel values in rows of whole groups, blocks of whole groups or one
   // to the row: QuantizeGroupsStreamed.
-  const bool direct = kBytes && kGroupValue<V> && stream && job.pack.per_byte == 1 && job.pack.row_bytes == g.n &&
-                      g.n % 32 == 0 && (g.b % 32 == 0 || g.b >= g.n) && VectorStream::Supported(job.storage);
+  // And 4-bit fields packed two to a byte in rows of whole pairs of groups without padding, blocks
+  // as QuantizeNibblesAvx2 takes them: QuantizeNibblesAvx2 with NibblesToStream.
+  constexpr bool kNibbleValue = V == Value::e2m1 || (!Fmt<V>::kMini && Fmt<V>::kBits == 4);
+  const int nibble_shift = g.b >= 16 && std::has_single_bit(g.b) ? std::countr_zero(g.b) : g.b >= g.n ? 63 : -1;
+  const bool direct_bytes = kBytes && kGroupValue<V> && stream && VectorStream::Supported(job.storage) &&
+                            job.pack.per_byte == 1 && job.pack.row_bytes == g.n && g.n % 32 == 0 &&
+                            (g.b % 32 == 0 || g.b >= g.n);
+  const bool direct_nibbles = kBytes && kNibbleValue && stream && VectorStream::Supported(job.storage) &&
+                              job.pack.per_byte == 2 && job.pack.row_bytes * 2 == g.n && g.n % 64 == 0 && nibble_shift >= 0;
+  const bool direct = direct_bytes || direct_nibbles;
   std::optional<VectorStream> vs;
   if (direct) vs.emplace(job.storage);
 #else
@@ -1611,19 +1657,32 @@ bool QuantizeRowsT(const QuantizeJob& job) {
       }
 #elif HWY_TARGET == HWY_AVX2
       if constexpr (kBytes && kGroupValue<V>) {
-        if (direct) {
+        if (direct_bytes) {
           QuantizeGroupsStreamed<V>(xr, c0, c1, g.b, eff, j0, last, *vs, nan_acc);
           continue;
         }
       }
-      if constexpr (kBytes && (V == Value::e2m1 || (!Fmt<V>::kMini && Fmt<V>::kBits == 4))) {
+      if constexpr (kBytes && kNibbleValue) {
         // Blocks of a power of two of at least 16 elements (c / b == c >> shift), or one per row.
-        const int shift = g.b >= 16 && std::has_single_bit(g.b) ? std::countr_zero(g.b) : g.b >= g.n ? 63 : -1;
+        const int shift = nibble_shift;
         if (job.pack.per_byte == 2 && shift >= 0 && (c1 - c0) % 8 == 0) {
           const std::size_t nb = ((c1 - 1) >> shift) - j0 + 1;  // j0 == c0 >> shift
           alignas(32) float rcp[kChunk / 16];
-          if (Reciprocals(eff, nb, rcp)) {
-            QuantizeNibblesAvx2<V>(xr, c0, c1, shift, j0, eff, rcp, last, out.Next(), nan_acc);
+          const bool every = Reciprocals(eff, nb, rcp);
+          if (direct_nibbles) {
+            if (every) {
+              QuantizeNibblesAvx2<V>(xr, c0, c1, shift, j0, eff, rcp, last, NibblesToStream{*vs}, nan_acc);
+            } else {  // (c1 - c0) / 2 is a multiple of 32
+              QuantizeChunk<V, kBytes>(xr, c0, c1, g.b, eff, j0, codes, fieldbuf, effrow, last, nan_acc);
+              alignas(32) std::uint8_t packed[kChunk / 2];
+              PackFields(fieldbuf, c1 - c0, 2, packed);
+              const hn::Full256<std::uint8_t> d8;
+              for (std::size_t k = 0; k < (c1 - c0) / 2; k += 32) vs->Put(hn::Load(d8, packed + k));
+            }
+            continue;
+          }
+          if (every) {
+            QuantizeNibblesAvx2<V>(xr, c0, c1, shift, j0, eff, rcp, last, NibblesToMemory{out.Next(), c0}, nan_acc);
             out.Commit((c1 - c0) / 2);
             continue;
           }

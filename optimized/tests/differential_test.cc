@@ -1411,6 +1411,10 @@ TEST(DiffStream, LargeStorage) {
         // Per-tensor integers in rows of whole groups (AVX2 streams them from the registers), with a
         // scale below 2^-125: the division path.
         {"value=q8s,store=native", {4096, 4128}, 0x1p-125f},
+        // 4-bit fields in rows of whole 64-element pairs of groups (AVX2 streams them from the
+        // registers): e2m1 blocks of 16, and q4s two-level with every block on the division path.
+        {"nvfp4", {2048, 16384}, 3.0f},
+        {"value=q4s,store=packed_u32:0,block=32:ue4m3,tensor=f32", {2048, 16384}, 0x1p-125f},
     };
     std::vector<Large> out;
     for (const auto& [text, shape, sigma] : specs) {
