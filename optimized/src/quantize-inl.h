@@ -1033,16 +1033,6 @@ HWY_INLINE bool MiniGroupCodes(const float* HWY_RESTRICT x, __m256 rv, __m256i& 
 }
 
 template <Value V>
-HWY_INLINE void QuantizeMiniGroup(const float* HWY_RESTRICT x, float eff, float r, std::uint8_t* HWY_RESTRICT fields,
-                                  __m256i& cmax, hn::Vec256<std::int32_t>& nan_acc) {
-  __m256i codes;
-  if (HWY_UNLIKELY(!MiniGroupCodes<V>(x, _mm256_set1_ps(r), cmax, codes))) {
-    return GroupByVectors<V>(hn::Full256<float>(), x, eff, hn::Set(hn::Full256<float>(), r), fields, nan_acc);
-  }
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(fields), codes);
-}
-
-template <Value V>
 HWY_INLINE void MiniGroupNan(__m256i cmax, hn::Vec256<std::int32_t>& nan_acc) {
   // Codes <= 4095: a signed compare of the u16 lanes.
   const __m256i nan = _mm256_cmpgt_epi16(cmax, _mm256_set1_epi16(static_cast<short>(kMiniNanCode<V> - 1)));
@@ -1086,17 +1076,18 @@ HWY_INLINE bool IntGroupCodes(const float* HWY_RESTRICT x, __m256 r0, __m256 r1,
   return true;
 }
 
-// Four vectors of an integer value on the reciprocal path of one scale, to their 32 field bytes
-// with one store (IntGroupCodes, then one vpermd for element order), or through QuantizeVecRcp
-// one by one when a lane fails the check.
+// A group's 32 field bytes in element order for a value with a group kernel, on the reciprocal
+// path of one reciprocal rv: MiniGroupCodes, or IntGroupCodes and one vpermd. False when a lane
+// fails the kernel's check: the caller then takes GroupByVectors (QuantizeVecRcp per vector).
 template <Value V>
-HWY_INLINE void QuantizeIntGroup(const float* HWY_RESTRICT x, float eff, float r, std::uint8_t* HWY_RESTRICT fields,
-                                 hn::Vec256<std::int32_t>& nan_acc) {
-  const hn::Full256<float> d;
-  const __m256 rv = _mm256_set1_ps(r);
-  __m256i b;
-  if (HWY_UNLIKELY(!IntGroupCodes<V>(x, rv, rv, rv, rv, b))) return GroupByVectors<V>(d, x, eff, hn::Vec256<float>{rv}, fields, nan_acc);
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(fields), GroupOrder(b));
+HWY_INLINE bool GroupCodes(const float* HWY_RESTRICT x, __m256 rv, __m256i& cmax, __m256i& codes) {
+  if constexpr (Fmt<V>::kMini) {
+    return MiniGroupCodes<V>(x, rv, cmax, codes);
+  } else {
+    if (!IntGroupCodes<V>(x, rv, rv, rv, rv, codes)) return false;
+    codes = GroupOrder(codes);
+    return true;
+  }
 }
 #endif
 
@@ -1104,18 +1095,21 @@ HWY_INLINE void QuantizeIntGroup(const float* HWY_RESTRICT x, float eff, float r
 template <Value V>
 inline constexpr bool kGroupValue = Fmt<V>::kMini ? Fmt<V>::kBits == 8 : HWY_TARGET == HWY_AVX2;
 
-// One group of four vectors of one scale (QuantizeMiniGroup or QuantizeIntGroup), and the NaN
-// check after a row's groups.
+// One group of four vectors of one scale to its 32 (AVX2) or 64 (AVX-512) field bytes, and the
+// NaN check after a row's groups.
 template <Value V, class VI>
 HWY_INLINE void QuantizeGroup(const float* HWY_RESTRICT x, float eff, float r, std::uint8_t* HWY_RESTRICT fields,
                               GroupAcc& cmax, VI& nan_acc) {
-  if constexpr (Fmt<V>::kMini) {
-    QuantizeMiniGroup<V>(x, eff, r, fields, cmax, nan_acc);
-  } else {
 #if HWY_TARGET == HWY_AVX2
-    QuantizeIntGroup<V>(x, eff, r, fields, nan_acc);
-#endif
+  const __m256 rv = _mm256_set1_ps(r);
+  __m256i codes;
+  if (HWY_UNLIKELY(!GroupCodes<V>(x, rv, cmax, codes))) {
+    return GroupByVectors<V>(hn::Full256<float>(), x, eff, hn::Vec256<float>{rv}, fields, nan_acc);
   }
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(fields), codes);
+#else
+  QuantizeMiniGroup<V>(x, eff, r, fields, cmax, nan_acc);
+#endif
 }
 template <Value V, class VI>
 HWY_INLINE void GroupNan(GroupAcc cmax, VI& nan_acc) {
@@ -1150,14 +1144,7 @@ HWY_INLINE void QuantizeGroupsStreamed(const float* HWY_RESTRICT xr, std::size_t
       PrefetchAhead(xr, c, last);
       PrefetchAhead(xr, c + kLineFloats, last);
       __m256i codes;
-      bool ok = r != 0.0f;
-      if constexpr (Fmt<V>::kMini) {
-        ok = ok && MiniGroupCodes<V>(xr + c, rv, cmax, codes);
-      } else {
-        ok = ok && IntGroupCodes<V>(xr + c, rv, rv, rv, rv, codes);
-        if (ok) codes = GroupOrder(codes);
-      }
-      if (HWY_UNLIKELY(!ok)) {
+      if (HWY_UNLIKELY(r == 0.0f || !GroupCodes<V>(xr + c, rv, cmax, codes))) {
         alignas(32) std::uint8_t four[32];
         if (r != 0.0f) {
           GroupByVectors<V>(d, xr + c, s, hn::Vec256<float>{rv}, four, nan_acc);
@@ -1519,7 +1506,7 @@ struct NibblesToStream {
 //   e2m1: the quarter-binade indices are clamped to 21 and looked up with two in-lane vpshufb
 // merged by a byte blend (indices 16 up take the high table), and the sign put in by a byte blend
 // on the signed packs of the products; the check is AnyNear's, NaN found by the largest h.
-//   Integers: QuantizeIntGroup's codes, masked to their nibbles.
+//   Integers: IntGroupCodes's codes, masked to their nibbles.
 template <Value V, class VI, class Sink>
 HWY_INLINE void QuantizeNibblesAvx2(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, int shift,
                                     std::size_t j0, const float* HWY_RESTRICT es, const float* HWY_RESTRICT rcp,

@@ -1378,10 +1378,11 @@ TEST_P(Diff, StreamedLargeOutputs) {
 // Storage of 16 MiB and more is written with streaming stores (quantize_into, the fused
 // calibrate_quantize_into and the 4-to-1 ceiling): whole aligned vectors, each once, the bytes
 // before the first aligned address and after the last one plain. The fused q8 codes on AVX-512
-// and AVX2, and AVX2's quantize of one-byte fields in rows of whole groups, go straight from the
-// registers (spliced when the output is not vector-aligned; on AVX2 only at 16 bytes past),
-// everything else through L1 a chunk at a time, carrying the bytes short of a vector from chunk
-// to chunk and row to row (padding included). The reference's bytes, nothing written outside the
+// and AVX2, and AVX2's quantize of one-byte fields in rows of whole groups and of packed 4-bit
+// fields in rows of whole pairs of groups, go straight from the registers (spliced when the
+// output is not vector-aligned; on AVX2 only at 16 bytes past), everything else through L1 a
+// chunk at a time, carrying the bytes short of a vector from chunk to chunk and row to row
+// (padding included). The reference's bytes, nothing written outside the
 // output, at offsets from a 64-byte boundary that meet every vector width aligned, half a 32-byte
 // vector past, a byte past and a byte short of alignment, and the error of a NaN near the end
 // after most of the stream is out.
