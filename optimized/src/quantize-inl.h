@@ -558,7 +558,7 @@ HWY_INLINE __m256i NearSpread(__m256i spread, __m256i a) {
 template <Value V>
 HWY_INLINE bool AnyNear(__m256i spread) {
   constexpr int kS = 23 - Fmt<V>::kMbits;
-  const __m256i near = _mm256_cmpgt_epi32(spread, _mm256_set1_epi32((1 << (kS - 1)) - 1));
+  const __m256i near = _mm256_cmpgt_epi32(spread, Konst(hn::Full256<std::int32_t>(), (1 << (kS - 1)) - 1).raw);
   return _mm256_testz_si256(near, near) == 0;
 }
 #endif
@@ -1530,8 +1530,15 @@ HWY_INLINE void QuantizeNibblesAvx2(const float* HWY_RESTRICT xr, std::size_t c0
     sink.Bytes(i, f, m * kLanes);
   };
   __m256i hmax = _mm256_setzero_si256();
-  std::size_t i = c0;
-  for (; i + 4 * kLanes <= c1; i += 4 * kLanes) {
+  // The e2m1 constants, made once before the loop: those used only after the group's check had
+  // been rebuilt in every group (a move and a broadcast each, on the shuffle port).
+  [[maybe_unused]] const __m256i abs_mask = Konst(di, 0x7FFFFFFF).raw, offset = Konst(di, 499 * 0x10001).raw,
+                                 idx_max = Konst(di, 21 * 0x01010101).raw, high_idx = Konst(di, 15 * 0x01010101).raw,
+                                 sign_bit = Konst(di, 0x08080808).raw;
+  [[maybe_unused]] const __m256i low = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.low))).raw;
+  [[maybe_unused]] const __m256i high = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.high))).raw;
+  // The group of elements [i, i + 32) to the sink, or false (nothing done) when its check fails.
+  auto group = [&](std::size_t i) HWY_ATTR __attribute__((always_inline)) -> bool {
     const float* HWY_RESTRICT pf = xr + std::min(i + kPrefetch, last + 1 - 4 * kLanes);
     hwy::Prefetch(pf);
     hwy::Prefetch(pf + 2 * kLanes);
@@ -1539,41 +1546,49 @@ HWY_INLINE void QuantizeNibblesAvx2(const float* HWY_RESTRICT xr, std::size_t c0
     const float* HWY_RESTRICT x = xr + i;
     __m256i code;
     if constexpr (V == Value::e2m1) {
-      const __m256i abs_mask = Konst(di, 0x7FFFFFFF).raw;
-      __m256i bits[4], h[4];
+      // Each pair of vectors is packed as soon as it is computed (magnitude patterns' h unsigned to
+      // u16, products signed to i16 for their signs): fewer live registers.
+      __m256i hp[2], sp[2];
       __m256i spread = _mm256_setzero_si256();
-#pragma GCC unroll 4
-      for (std::size_t k = 0; k < 4; ++k) {
-        bits[k] = _mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(x + k * kLanes), k < 2 ? r0 : r1));
-        const __m256i a = _mm256_and_si256(bits[k], abs_mask);
-        spread = NearSpread<Value::e2m1>(spread, a);
-        h[k] = _mm256_srli_epi32(a, 21);
+#pragma GCC unroll 2
+      for (std::size_t p = 0; p < 2; ++p) {
+        const __m256 rv = p == 0 ? r0 : r1;
+        const __m256i b0 = _mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(x + 2 * p * kLanes), rv));
+        const __m256i b1 = _mm256_castps_si256(_mm256_mul_ps(_mm256_loadu_ps(x + (2 * p + 1) * kLanes), rv));
+        const __m256i a0 = _mm256_and_si256(b0, abs_mask), a1 = _mm256_and_si256(b1, abs_mask);
+        spread = NearSpread<Value::e2m1>(NearSpread<Value::e2m1>(spread, a0), a1);
+        hp[p] = _mm256_packus_epi32(_mm256_srli_epi32(a0, 21), _mm256_srli_epi32(a1, 21));
+        sp[p] = _mm256_packs_epi32(b0, b1);
       }
-      if (HWY_UNLIKELY(AnyNear<Value::e2m1>(spread))) {
-        per_vector(i, 4);
-        continue;
-      }
-      const __m256i h01 = _mm256_packus_epi32(h[0], h[1]), h23 = _mm256_packus_epi32(h[2], h[3]);
+      if (HWY_UNLIKELY(AnyNear<Value::e2m1>(spread))) return false;
+      const __m256i h01 = hp[0], h23 = hp[1];
       hmax = _mm256_max_epu16(hmax, _mm256_max_epu16(h01, h23));
       // h - 499 <= 524: the signed pack saturates it to 127, the minimum clamps it to 21.
-      const __m256i offset = Konst(di, 499 * 0x10001).raw;
-      const __m256i idx = _mm256_min_epu8(
-          _mm256_packs_epi16(_mm256_subs_epu16(h01, offset), _mm256_subs_epu16(h23, offset)), Konst(di, 21 * 0x01010101).raw);
-      const __m256i low = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.low))).raw;
-      const __m256i high = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.high))).raw;
-      code = _mm256_blendv_epi8(_mm256_shuffle_epi8(low, idx), _mm256_shuffle_epi8(high, idx),
-                                _mm256_cmpgt_epi8(idx, Konst(di, 15 * 0x01010101).raw));
-      const __m256i sign = _mm256_packs_epi16(_mm256_packs_epi32(bits[0], bits[1]), _mm256_packs_epi32(bits[2], bits[3]));
-      code = _mm256_blendv_epi8(code, _mm256_or_si256(code, Konst(di, 0x08080808).raw), sign);
+      const __m256i idx = _mm256_min_epu8(_mm256_packs_epi16(_mm256_subs_epu16(h01, offset), _mm256_subs_epu16(h23, offset)), idx_max);
+      code = _mm256_blendv_epi8(_mm256_shuffle_epi8(low, idx), _mm256_shuffle_epi8(high, idx), _mm256_cmpgt_epi8(idx, high_idx));
+      const __m256i sign = _mm256_packs_epi16(sp[0], sp[1]);
+      code = _mm256_blendv_epi8(code, _mm256_or_si256(code, sign_bit), sign);
     } else {
-      if (HWY_UNLIKELY(!IntGroupCodes<V>(x, r0, r0, r1, r1, code))) {
-        per_vector(i, 4);
-        continue;
-      }
+      if (HWY_UNLIKELY(!IntGroupCodes<V>(x, r0, r0, r1, r1, code))) return false;
     }
     const __m256i pairs = _mm256_maddubs_epi16(code, pair);  // <= 255
     const __m256i bytes = _mm256_packus_epi16(pairs, pairs);
     sink.Group(i, _mm_unpacklo_epi16(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1)));
+    return true;
+  };
+  // The groups' loop holds no call (GCC does not inline per_vector), so that hmax stays in a
+  // register: with the call in the loop it lived on the stack, a store and a reload every group. A
+  // group that fails its check leaves the loop, runs per_vector, and the loop resumes after it.
+  // Session 20 (Zen 3, interleaved A/B, with the constants above): quantize nvfp4 0.92 in time at
+  // 16 KiB, 0.89 at 512 KiB, 0.96 at 256 MiB; q4s two-level 0.97 at 16 KiB.
+  std::size_t i = c0;
+  while (i + 4 * kLanes <= c1) {
+    for (; i + 4 * kLanes <= c1; i += 4 * kLanes) {
+      if (HWY_UNLIKELY(!group(i))) break;
+    }
+    if (i + 4 * kLanes > c1) break;
+    per_vector(i, 4);
+    i += 4 * kLanes;
   }
   if (i < c1) per_vector(i, (c1 - i) / kLanes);  // fewer than four vectors left (prefetched above)
   if constexpr (V == Value::e2m1) {

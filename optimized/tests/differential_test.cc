@@ -533,8 +533,9 @@ TEST_P(DiffValue, OneVectorBlocksOffTheReciprocalPath) {
 // bound, tiny, -0), which take the register path; and fixed ones (a tie, a value next to one, -0
 // and small negatives that round to signed zero, values from 6 to 8 and from 8 up, products below
 // the smallest normal float), ±Inf; rows of a partial group, of one and a half chunks and of
-// whole chunks; NaN in an otherwise unremarkable group (the reference's error; NaN with payloads,
-// see below); and blocks off the reciprocal path (a tiny global scale).
+// whole chunks; NaN in an otherwise unremarkable group, and in each eighth of one (the
+// reference's error; NaN with payloads, see below); and blocks off the reciprocal path (a tiny
+// global scale).
 TEST_P(DiffValue, SmoothGroups) {
   const std::string v(qc::info(value_).name);
   std::uint32_t seed = 41001;
@@ -589,6 +590,14 @@ TEST_P(DiffValue, SmoothGroups) {
           for (const std::uint32_t pattern : {0x7FC5A5A5u, 0xFF80ABCDu, 0x7FC00000u}) {
             Case with_nan = c;
             with_nan.buf[c.count - n / 2 - 5] = std::bit_cast<float>(pattern);
+            check_case(with_nan, target_);
+          }
+          // One NaN in each eighth of a group of 64 of the last row (every vector of an AVX2 group
+          // of four, every half vector of an AVX-512 one): a kernel that tracks NaN for some of a
+          // group's vectors only fails here.
+          for (std::size_t k = 0; k < 8; ++k) {
+            Case with_nan = c;
+            with_nan.buf[(c.count - n / 2) / 64 * 64 + 8 * k + 3] = std::bit_cast<float>(0xFFC5A5A5u);
             check_case(with_nan, target_);
           }
           if (s.two_level()) {
