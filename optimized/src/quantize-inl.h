@@ -724,8 +724,8 @@ HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, float eff, hn::
     // fl(x / eff). Representable values and exact zeros below Q / 2 are not midpoints; the first
     // are flagged too (harmless), the second are not. |q| is NaN exactly when x is: `amax` records
     // it.
-    constexpr int kS = 23 - F::kMbits;
-    constexpr std::int32_t kHalfQuantumBits = (127 - F::kBias - F::kMbits) << 23;
+    [[maybe_unused]] constexpr int kS = 23 - F::kMbits;  // (AVX-512: NearBoundary has its own)
+    [[maybe_unused]] constexpr std::int32_t kHalfQuantumBits = (127 - F::kBias - F::kMbits) << 23;
     const hn::RebindToUnsigned<D> du;
     const auto bits = hn::BitCast(du, hn::Mul(v, rcp));
     const auto a = hn::And(bits, Konst(du, 0x7FFFFFFFu));
