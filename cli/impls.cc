@@ -31,9 +31,7 @@ Result<QTensor> ref_parse(const Scheme& s, std::span<const std::size_t> shape,
 #if QCONFORM_HAVE_OPTIMIZED
 std::vector<Variant> optimized_variants() {
   std::vector<Variant> out;
-  for (const auto& t : optimized::targets()) {
-    if (t.supported) out.push_back({t.name, t.bits});
-  }
+  for (const auto& t : optimized::targets()) out.push_back({t.name, t.bits, t.supported});
   return out;
 }
 #endif
@@ -41,8 +39,8 @@ std::vector<Variant> optimized_variants() {
 // One row per implementation. The SIMD one joins as
 //   {"optimized", &optimized_variants, {&optimized::quantize, &optimized::dequantize,
 //    &optimized::calibrate, &optimized::serialize, &optimized::parse}},
-// with optimized_variants() mapping optimized::targets() (supported ones) to {name, bits}, which
-// makes `optimized` (best target) and `optimized:avx2`, `optimized:scalar`, ... selectable.
+// with optimized_variants() mapping optimized::targets() to {name, bits, supported}, which makes
+// `optimized` (best target) and the supported `optimized:avx2`, `optimized:scalar`, ... selectable.
 const Backend kBackends[] = {
     {"reference", nullptr,
      {&ref_quantize, &ref_dequantize, &ref_calibrate, &ref_serialize, &ref_parse}},
@@ -60,6 +58,7 @@ std::vector<Impl> impls() {
     out.push_back(Impl{std::string(b.name), 0, &b.ops, nullptr});
     if (b.variants == nullptr) continue;
     for (const Variant& v : b.variants()) {
+      if (!v.supported) continue;
       out.push_back(Impl{std::string(b.name) + ":" + v.name, v.target, &b.ops, nullptr});
     }
   }
@@ -77,6 +76,19 @@ std::string known_impls() {
   std::string out;
   for (const Impl& impl : impls()) out += (out.empty() ? "" : ", ") + impl.name;
   return out;
+}
+
+TargetReport target_report() {
+  TargetReport r;
+  for (const Backend& b : kBackends) {
+    if (b.variants == nullptr) continue;
+    for (const Variant& v : b.variants()) {
+      const std::string name = std::string(b.name) + ":" + v.name;
+      r.compiled.push_back(name);
+      if (v.supported) r.supported.push_back(name);
+    }
+  }
+  return r;
 }
 
 }  // namespace qconform::cli

@@ -30,14 +30,16 @@ struct Ops {
                            std::span<const std::uint8_t>, Table, std::int64_t);
 };
 
-// One selectable target of a backend: `--impl backend:name` runs it.
+// One target of a backend: `--impl backend:name` runs it when this CPU supports it.
 struct Variant {
   std::string name;
   std::int64_t target;
+  bool supported = true;
 };
 
-// One row of the registry. `variants` lists the targets this CPU supports (null: none); the
-// backend itself is always selectable by its bare name, with target 0.
+// One row of the registry. `variants` lists every target compiled in, best first, with whether
+// this CPU supports it (null: none); the supported ones are selectable, and the backend itself
+// always is, by its bare name, with target 0 (its best supported target).
 struct Backend {
   std::string_view name;
   std::vector<Variant> (*variants)();
@@ -88,5 +90,13 @@ struct Impl {
 
 // "reference, optimized, ..." for messages.
 [[nodiscard]] std::string known_impls();
+
+// What `qconform targets` reports beside the selectable names: every `backend:target` compiled
+// in and those this CPU supports, best first, over the backends that have targets.
+struct TargetReport {
+  std::vector<std::string> compiled;
+  std::vector<std::string> supported;
+};
+[[nodiscard]] TargetReport target_report();
 
 }  // namespace qconform::cli

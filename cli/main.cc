@@ -304,10 +304,23 @@ int cmd_targets(bool json) {
       std::printf("%s\n", impl.name.c_str());
     }
   }
+  // Then every target compiled in and those this CPU supports (best first), as comment lines
+  // that a reader of the names above can skip.
+  const TargetReport report = target_report();
   if (json) {
     Json j;
     j["targets"] = names;
+    j["compiled"] = report.compiled;
+    j["supported"] = report.supported;
     print_json(j);
+  } else {
+    auto line = [](const char* head, const std::vector<std::string>& list) {
+      std::string text = head;
+      for (const std::string& n : list) text += " " + n;
+      std::printf("%s\n", text.c_str());
+    };
+    line("# compiled in:", report.compiled);
+    line("# supported by this CPU:", report.supported);
   }
   return kExitOk;
 }
