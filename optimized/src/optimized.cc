@@ -64,14 +64,19 @@ std::int64_t cpu_targets() {
 bool compiled(std::int64_t bits) { return bits != 0 && std::has_single_bit(static_cast<std::uint64_t>(bits)) && (bits & HWY_TARGETS) != 0; }
 bool supported(std::int64_t bits) { return compiled(bits) && (cpu_targets() & bits) != 0; }
 
+// The target a call runs on: target 0 is the best supported one; any other value must be a target
+// compiled in that this CPU supports, else 0 (the call then returns target_error, never runs code
+// the CPU may lack).
 std::int64_t resolve(std::int64_t target) {
   if (target == 0) return best_target();
-  if (!supported(target)) {
-    std::fprintf(stderr, "qconform::optimized: target 0x%llx is %s; look targets up with find_target\n",
-                 static_cast<unsigned long long>(target), compiled(target) ? "not supported by this CPU" : "not compiled in");
-    std::abort();
-  }
-  return target;
+  return supported(target) ? target : 0;
+}
+
+Error target_error(std::int64_t target) {
+  char text[128];
+  std::snprintf(text, sizeof text, "optimized target 0x%llx is %s (targets() lists those that run here)",
+                static_cast<unsigned long long>(target), compiled(target) ? "not supported by this CPU" : "not compiled in");
+  return Error{ErrorKind::implementation_fault, text};
 }
 
 // The HWY_EXPORT table entry of `target`, as hwy::ChosenTarget::GetIndex computes it for a mask
@@ -86,12 +91,7 @@ F pick(F const (&table)[K], std::int64_t target) {
         (target == HWY_EMU128 || target == HWY_SCALAR)
             ? static_cast<std::size_t>(HWY_MAX_DYNAMIC_TARGETS + 1)
             : hwy::Num0BitsBelowLS1Bit_Nonzero64(static_cast<std::uint64_t>(HWY_CHOSEN_TARGET_SHIFT(target)));
-    F f = table[index];
-    if (f == nullptr) {
-      std::fprintf(stderr, "qconform::optimized: no code for target 0x%llx\n", static_cast<unsigned long long>(target));
-      std::abort();
-    }
-    return f;
+    return table[index];  // resolve() passed only compiled targets, whose entries are filled
   }
 }
 
@@ -378,7 +378,10 @@ std::int64_t best_target() {
 
 std::string target_name(std::int64_t bits) { return compiled(bits) ? lower(hwy::TargetName(bits)) : "unknown"; }
 
-std::int64_t dispatched_target(std::int64_t target) { return QCONFORM_CALL(TargetOfThisCode, resolve(target))(); }
+std::int64_t dispatched_target(std::int64_t target) {
+  const std::int64_t tgt = resolve(target);
+  return tgt == 0 ? 0 : QCONFORM_CALL(TargetOfThisCode, tgt)();
+}
 
 // ------------------------------------------------------------------ operations
 
@@ -386,6 +389,7 @@ Result<QTensor> quantize(const Scheme& s, std::span<const std::size_t> shape, st
                          std::span<const float> scales, std::optional<float> global, Table table, std::int64_t target) {
   detail::FpGuard guard;
   const std::int64_t tgt = resolve(target);
+  if (tgt == 0) return target_error(target);
   std::optional<Prepared> p = prepare_quantize(s, shape, data.size(), scales, global, table, tgt);
   if (!p) return qconform::quantize(s, shape, data, scales, global, table);
   QTensor t;
@@ -403,6 +407,7 @@ Status quantize_into(const Scheme& s, std::span<const std::size_t> shape, std::s
                      std::int64_t target) {
   detail::FpGuard guard;
   const std::int64_t tgt = resolve(target);
+  if (tgt == 0) return target_error(target);
   std::optional<Prepared> p = prepare_quantize(s, shape, data.size(), scales, global, table, tgt, out, /*per_chunk_ok=*/true);
   if (!p) return status_of(qconform::quantize(s, shape, data, scales, global, table));
   const Layout& l = p->layout;
@@ -485,6 +490,7 @@ Status calibrate_quantize_into(const Scheme& s, std::span<const std::size_t> sha
                                Calibration method, std::span<std::uint8_t> out, std::int64_t target) {
   detail::FpGuard guard;
   const std::int64_t tgt = resolve(target);
+  if (tgt == 0) return target_error(target);
   if (method == Calibration::minmax) {
     thread_local OnePassPlan plan;
     const bool hit = plan.valid && plan.len == data.size() && plan.shape == shape && plan.scheme == s;
@@ -507,6 +513,7 @@ Result<QParams> calibrate(const Scheme& s, std::span<const std::size_t> shape, s
                           Calibration method, std::int64_t target) {
   detail::FpGuard guard;
   const std::int64_t tgt = resolve(target);
+  if (tgt == 0) return target_error(target);
   auto reference = [&] { return qconform::calibrate(s, shape, data, method); };
   // absmean's exactly rounded mean is the reference's own (SPEC §8 allows no other rounding).
   if (method == Calibration::absmean || !validate_scheme(s).ok()) return reference();
@@ -539,6 +546,7 @@ Result<QParams> calibrate(const Scheme& s, std::span<const std::size_t> shape, s
 Result<std::vector<float>> dequantize(const QTensor& t, Table table, std::int64_t target) {
   detail::FpGuard guard;
   const std::int64_t tgt = resolve(target);
+  if (tgt == 0) return target_error(target);
   const std::optional<Layout> l = prepare_tensor(t, true, table);
   if (!l) return qconform::dequantize(t, table);
   std::vector<float> eff(t.scales.size());
@@ -570,6 +578,7 @@ Result<std::vector<std::uint8_t>> pack(const Scheme& s, std::span<const std::siz
                                        std::span<const std::int32_t> codes, std::int64_t target) {
   detail::FpGuard guard;
   const std::int64_t tgt = resolve(target);
+  if (tgt == 0) return target_error(target);
   if (!validate_scheme(s).ok()) return qconform::pack(s, shape, codes);
   Result<Layout> l = make_layout(s, shape, codes.size());
   if (!l.ok() || !row_packing(*l)) return qconform::pack(s, shape, codes);
@@ -582,6 +591,7 @@ Result<std::vector<std::int32_t>> unpack(const Scheme& s, std::span<const std::s
                                          std::span<const std::uint8_t> storage, std::int64_t target) {
   detail::FpGuard guard;
   const std::int64_t tgt = resolve(target);
+  if (tgt == 0) return target_error(target);
   if (!validate_scheme(s).ok()) return qconform::unpack(s, shape, storage);
   Result<Layout> l = make_layout(s, shape);
   if (!l.ok() || storage.size() != l->storage_bytes) return qconform::unpack(s, shape, storage);
@@ -602,6 +612,7 @@ Result<std::vector<std::int32_t>> unpack(const Scheme& s, std::span<const std::s
 Result<std::vector<std::uint8_t>> serialize(const QTensor& t, std::int64_t target) {
   detail::FpGuard guard;
   const std::int64_t tgt = resolve(target);
+  if (tgt == 0) return target_error(target);
   const std::optional<Layout> l = prepare_tensor(t, false, std::nullopt);
   if (!l) return qconform::serialize(t);
   std::vector<std::uint8_t> out(l->total_bytes);
@@ -614,6 +625,7 @@ Result<QTensor> parse(const Scheme& s, std::span<const std::size_t> shape, std::
                       Table table, std::int64_t target) {
   detail::FpGuard guard;
   const std::int64_t tgt = resolve(target);
+  if (tgt == 0) return target_error(target);
   QTensor t;
   std::vector<float> eff;
   bool per_chunk = false;
@@ -639,6 +651,7 @@ Status dequantize_from(const Scheme& s, std::span<const std::size_t> shape, std:
                        std::span<float> out, Table table, std::int64_t target) {
   detail::FpGuard guard;
   const std::int64_t tgt = resolve(target);
+  if (tgt == 0) return target_error(target);
   auto composed = [&]() -> Status {
     Result<QTensor> t = parse(s, shape, bytes, table, tgt);
     if (!t.ok()) return t.error();
@@ -674,12 +687,18 @@ Status dequantize_from(const Scheme& s, std::span<const std::size_t> shape, std:
   return {};
 }
 
-void ceiling_4to1(std::span<const float> in, std::span<std::uint8_t> out, std::int64_t target) {
-  QCONFORM_CALL(Ceiling4to1, resolve(target))(in.data(), out.data(), std::min(in.size(), out.size()));
+bool ceiling_4to1(std::span<const float> in, std::span<std::uint8_t> out, std::int64_t target) {
+  const std::int64_t tgt = resolve(target);
+  if (tgt == 0) return false;
+  QCONFORM_CALL(Ceiling4to1, tgt)(in.data(), out.data(), std::min(in.size(), out.size()));
+  return true;
 }
 
-void ceiling_1to4(std::span<const std::uint8_t> in, std::span<float> out, std::int64_t target) {
-  QCONFORM_CALL(Ceiling1to4, resolve(target))(in.data(), out.data(), std::min(in.size(), out.size()));
+bool ceiling_1to4(std::span<const std::uint8_t> in, std::span<float> out, std::int64_t target) {
+  const std::int64_t tgt = resolve(target);
+  if (tgt == 0) return false;
+  QCONFORM_CALL(Ceiling1to4, tgt)(in.data(), out.data(), std::min(in.size(), out.size()));
+  return true;
 }
 
 }  // namespace qconform::optimized

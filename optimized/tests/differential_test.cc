@@ -1375,7 +1375,7 @@ TEST_P(Diff, StreamedLargeOutputs) {
   std::vector<std::uint8_t> in(n);
   for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<std::uint8_t>(i * 7 + 1);
   std::vector<float> buf(n + 1, 0.0f);
-  opt::ceiling_1to4(in, std::span<float>(buf.data() + 1, n), target_);
+  ASSERT_TRUE(opt::ceiling_1to4(in, std::span<float>(buf.data() + 1, n), target_));
   for (std::size_t i = 0; i < n; ++i) {
     if (bits(buf[i + 1]) != in[i]) {
       ADD_FAILURE() << "ceiling_1to4 [" << i << "]: " << bits(buf[i + 1]) << ", want " << int{in[i]};
@@ -1506,7 +1506,7 @@ TEST(DiffStream, LargeStorage) {
     std::vector<float> in(n);
     for (std::size_t i = 0; i < n; ++i) in[i] = std::bit_cast<float>(static_cast<std::uint32_t>((i * 7 + 1) & 0xFF));
     std::vector<std::uint8_t> cb(n + 2, 0xA5);
-    opt::ceiling_4to1(in, std::span<std::uint8_t>(cb.data() + 1, n), target);
+    ASSERT_TRUE(opt::ceiling_4to1(in, std::span<std::uint8_t>(cb.data() + 1, n), target));
     ASSERT_EQ(cb[0], 0xA5);
     ASSERT_EQ(cb[n + 1], 0xA5);
     for (std::size_t i = 0; i < n; ++i) {
@@ -1570,6 +1570,45 @@ TEST(Targets, BestIsSupportedAndListed) {
       EXPECT_FALSE(opt::find_target(t.name).has_value()) << t.name << " is not supported here";
     }
   }
+}
+
+// A target that cannot run here (never compiled in: no bit, two bits, a bit no x86 build has;
+// and every compiled target this CPU lacks) runs nothing and returns implementation_fault from
+// every operation, never a crash (the library had aborted until session 21).
+TEST(Targets, UnrunnableTargetIsATypedError) {
+  std::vector<std::int64_t> bad = {-1, 3, std::int64_t{1} << 40, opt::best_target() | (std::int64_t{1} << 62) | 1};
+  for (const opt::Target& t : opt::targets()) {
+    if (!t.supported) bad.push_back(t.bits);
+  }
+  const qc::Scheme s = qc::parse_scheme("value=q8s,block=4:f32").value();
+  const std::vector<std::size_t> shape = {8};
+  const std::vector<float> data = {1, -2, 3, -4, 5, -6, 7, -8};
+  const qc::QParams p = qc::calibrate(s, shape, data, qc::Calibration::minmax).value();
+  const qc::QTensor q = qc::quantize(s, shape, data, p.scales, p.global).value();
+  const std::vector<std::uint8_t> bytes = qc::serialize(q).value();
+  std::vector<std::uint8_t> out(bytes.size());
+  std::vector<float> fout(data.size());
+  const auto fault = [](const auto& r) { return !r.ok() && r.error().kind == qc::ErrorKind::implementation_fault; };
+  for (const std::int64_t t : bad) {
+    SCOPED_TRACE(t);
+    EXPECT_TRUE(fault(opt::quantize(s, shape, data, p.scales, p.global, std::nullopt, t)));
+    EXPECT_TRUE(fault(opt::dequantize(q, std::nullopt, t)));
+    EXPECT_TRUE(fault(opt::calibrate(s, shape, data, qc::Calibration::minmax, t)));
+    EXPECT_TRUE(fault(opt::pack(s, shape, q.codes, t)));
+    EXPECT_TRUE(fault(opt::unpack(s, shape, std::span<const std::uint8_t>(bytes).first(8), t)));
+    EXPECT_TRUE(fault(opt::serialize(q, t)));
+    EXPECT_TRUE(fault(opt::parse(s, shape, bytes, std::nullopt, t)));
+    EXPECT_TRUE(fault(opt::quantize_into(s, shape, data, p.scales, p.global, out, std::nullopt, t)));
+    EXPECT_TRUE(fault(opt::calibrate_quantize_into(s, shape, data, qc::Calibration::minmax, out, t)));
+    EXPECT_TRUE(fault(opt::dequantize_from(s, shape, bytes, fout, std::nullopt, t)));
+    EXPECT_EQ(opt::dispatched_target(t), 0);
+    EXPECT_FALSE(opt::ceiling_4to1(data, out, t));
+    EXPECT_FALSE(opt::ceiling_1to4(bytes, fout, t));
+  }
+  // The same calls on target 0 run (the inputs are valid).
+  EXPECT_TRUE(opt::quantize(s, shape, data, p.scales, p.global).ok());
+  EXPECT_TRUE(opt::quantize_into(s, shape, data, p.scales, p.global, out).ok());
+  EXPECT_TRUE(opt::ceiling_4to1(data, out));
 }
 
 }  // namespace

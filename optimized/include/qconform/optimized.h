@@ -3,10 +3,10 @@
 //
 // Every operation mirrors the reference's signature (qconform/reference.h) plus a trailing
 // `target`: 0 runs the best target this CPU supports; any other value must be the `bits` of an
-// entry of targets() with `supported == true` (look names up with find_target). Passing a target
-// that is not compiled in or not supported is a programming error: the call prints a message and
-// aborts rather than execute instructions the CPU lacks. Errors of the input itself are never
-// reported that way: they come back as the same qconform::Error the reference returns (on any
+// entry of targets() with `supported == true` (look names up with find_target). Any other target
+// (not compiled in, not supported by this CPU, or not one target bit) runs nothing: the call
+// returns ErrorKind::implementation_fault, a kind the reference never returns, naming the target.
+// Errors of the input itself come back as the same qconform::Error the reference returns (on any
 // failed check the optimized path hands the call to the reference, so kinds and messages agree).
 // No SIMD type appears here.
 #pragma once
@@ -38,7 +38,8 @@ struct Target {
 // Name of a compiled-in target bit ("unknown" otherwise).
 [[nodiscard]] std::string target_name(std::int64_t bits);
 // The HWY_TARGET the per-target code reports when reached through dispatch for `target`; equal to
-// the resolved target bits when dispatch works (the tests require it for every target).
+// the resolved target bits when dispatch works (the tests require it for every target); 0 for a
+// target that cannot run here.
 [[nodiscard]] std::int64_t dispatched_target(std::int64_t target = 0);
 
 // The reference's operations (SPEC §5-§8), same results.
@@ -87,8 +88,9 @@ struct Target {
 // Bandwidth ceilings for the benchmarks (no arithmetic): out[i] = low byte of in[i]'s bits (for
 // bits below 256: the scalar and emu128 targets saturate larger ones), and out[i] = float bits
 // made from in[i]. Outputs of 16 MiB and more are written with streaming stores, as the kernels
-// write theirs. Run on `target` like the operations.
-void ceiling_4to1(std::span<const float> in, std::span<std::uint8_t> out, std::int64_t target = 0);
-void ceiling_1to4(std::span<const std::uint8_t> in, std::span<float> out, std::int64_t target = 0);
+// write theirs. Run on `target` like the operations; false (nothing written) for a target that
+// cannot run here.
+[[nodiscard]] bool ceiling_4to1(std::span<const float> in, std::span<std::uint8_t> out, std::int64_t target = 0);
+[[nodiscard]] bool ceiling_1to4(std::span<const std::uint8_t> in, std::span<float> out, std::int64_t target = 0);
 
 }  // namespace qconform::optimized
