@@ -19,8 +19,11 @@ class FpGuard {
   FpGuard() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
     saved_ = _mm_getcsr();
-    // Round-to-nearest-even, FTZ and DAZ off, all exceptions masked, flags clear.
-    _mm_setcsr(0x1F80u);
+    // Round-to-nearest-even, FTZ and DAZ off, all exceptions masked. A caller already in that mode
+    // (the usual case) keeps its MXCSR: no ldmxcsr on the way in, and none on the way out unless the
+    // call raised an exception flag the caller had clear (about 3 ns a call on the Zen 4 of session
+    // 22, a tenth of a 256-element calibrate+quantize). The flags never affect a result.
+    if ((saved_ & ~kFlags) != kDefault) _mm_setcsr(kDefault);
 #else
     saved_ = std::fegetround();
     std::fesetround(FE_TONEAREST);
@@ -28,7 +31,7 @@ class FpGuard {
   }
   ~FpGuard() {
 #if defined(__x86_64__) || defined(__i386__)
-    _mm_setcsr(saved_);
+    if (_mm_getcsr() != saved_) _mm_setcsr(saved_);  // the caller's mode and flags, exactly
 #else
     std::fesetround(saved_);
 #endif
@@ -38,6 +41,8 @@ class FpGuard {
 
  private:
 #if defined(__x86_64__) || defined(__i386__)
+  static constexpr unsigned kFlags = 0x3Fu;     // the six sticky exception flags
+  static constexpr unsigned kDefault = 0x1F80u;  // every exception masked, nearest-even, no FTZ/DAZ
   unsigned saved_ = 0;
 #else
   int saved_ = 0;

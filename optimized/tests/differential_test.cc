@@ -1545,6 +1545,35 @@ TEST_P(Diff, CallerFloatingPointEnvironment) {
 #endif
 }
 
+// The caller's MXCSR comes back bit for bit, exception flags included: the flags a call raises
+// are cleared again when the caller had them clear (every call here raises inexact: 2 * alpha /
+// 255 for alpha = 1 is no float, nor are most codes' quotients), and the caller's own flags
+// stay set, whether or not the caller's mode was already the default one.
+TEST_P(Diff, CallerMxcsrRestoredExactly) {
+#if defined(__x86_64__) || defined(__i386__)
+  const qc::Scheme s = scheme("value=q8s,block=32:f16");
+  const std::vector<std::size_t> shape{2, 64};
+  std::vector<float> data(128);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i % 7) / 3.0f - 1.0f;  // inexact quotients
+  data[5] = 1e-41f;  // a subnormal input
+  const qc::Layout l = qc::make_layout(s, shape, data.size()).value();
+  std::vector<std::uint8_t> out(l.total_bytes);
+  const unsigned saved = _mm_getcsr();
+  for (unsigned csr : {0x1F80u /* default, flags clear */, 0x1FBFu /* default, every flag set */,
+                       0x1FA0u /* default, inexact set */, 0x9FC0u /* FTZ+DAZ, flags clear */, 0x7FBFu /* toward zero */}) {
+    _mm_setcsr(csr);
+    const qc::Status st = opt::calibrate_quantize_into(s, shape, data, qc::Calibration::minmax, out, target_);
+    const qc::Result<qc::QParams> cal = opt::calibrate(s, shape, data, qc::Calibration::minmax, target_);
+    const unsigned after = _mm_getcsr();
+    _mm_setcsr(saved);
+    EXPECT_EQ(after, csr) << "MXCSR 0x" << std::hex << csr << " came back as 0x" << after;
+    EXPECT_TRUE(st.ok() && cal.ok());
+  }
+#else
+  GTEST_SKIP() << "MXCSR is x86 only";
+#endif
+}
+
 // Targets are listed, named, found and dispatched consistently.
 TEST_P(Diff, TargetRegistry) {
   EXPECT_EQ(opt::find_target(opt::target_name(target_)), target_);
