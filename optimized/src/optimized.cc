@@ -496,7 +496,8 @@ Status calibrate_quantize_into(const Scheme& s, std::span<const std::size_t> sha
     const bool hit = plan.valid && plan.len == data.size() && plan.shape == shape && plan.scheme == s;
     if (hit || make_one_pass_plan(s, shape, data.size(), plan)) {
       if (out.size() == plan.total_bytes) {
-        detail::CalibrateQuantizeJob job = plan.job;
+        // The plan's own job (this thread's), not a copy: its row geometry is some 250 bytes.
+        detail::CalibrateQuantizeJob& job = plan.job;
         job.x = data.data();
         job.storage = out.data();
         job.scales = out.data() + plan.storage_bytes;

@@ -1917,11 +1917,17 @@ HWY_INLINE hn::Vec<D> CalibratedScaleVec(D d, hn::Vec<hn::RebindToUnsigned<D>> a
   return hn::IfThenElse(hn::Eq(stored, hn::Zero(d)), hn::Set(d, 0.1f), stored);  // burn's valid_scale
 }
 
-// What CalibrateBlocks found in a chunk.
+// What CalibrateBlocks found in a chunk, as bits of one integer: GCC 12 returned three bools in
+// three bytes of a register, which the caller stored one byte at a time and read back as a word,
+// a store-forwarding stall of about 4 % of a 512-element call on the Zen 4 of session 22.
 struct ChunkFacts {
-  bool bad = false;        // a NaN or ±Inf maximum, or 2 * alpha overflowing (the unfused path reports it)
-  bool saturated = false;  // some block's stored scale is below its quotient
-  bool every = true;       // every block takes the reciprocal path
+  static constexpr unsigned kBad = 1;        // a NaN or ±Inf maximum, or 2 * alpha overflowing (the unfused path reports it)
+  static constexpr unsigned kSaturated = 2;  // some block's stored scale is below its quotient
+  static constexpr unsigned kEvery = 4;      // every block takes the reciprocal path
+  unsigned bits = kEvery;
+  [[nodiscard]] bool bad() const { return (bits & kBad) != 0; }
+  [[nodiscard]] bool saturated() const { return (bits & kSaturated) != 0; }
+  [[nodiscard]] bool every() const { return (bits & kEvery) != 0; }
 };
 
 // One-level minmax calibration of `blocks` consecutive blocks of b elements at x: eff[k] the
@@ -1990,7 +1996,8 @@ HWY_NOINLINE ChunkFacts CalibrateBlocks(const float* HWY_RESTRICT x, std::size_t
     for (std::size_t k = 0; k < r; ++k) ab[k] = AbsMaxSpan(x + (j + k) * b, b);
     scales(j, hn::Load(du, ab), r);
   }
-  return {!hn::AllFalse(d, bad), !hn::AllFalse(d, saturated), hn::AllFalse(d, off_path)};
+  return {(hn::AllFalse(d, bad) ? 0u : ChunkFacts::kBad) | (hn::AllFalse(d, saturated) ? 0u : ChunkFacts::kSaturated) |
+          (hn::AllFalse(d, off_path) ? ChunkFacts::kEvery : 0u)};
 }
 
 HWY_INLINE ChunkFacts CalibrateChunk(ScaleDtype dt, const float* x, std::size_t b, std::size_t blocks, std::size_t last,
@@ -2002,7 +2009,7 @@ HWY_INLINE ChunkFacts CalibrateChunk(ScaleDtype dt, const float* x, std::size_t 
     case ScaleDtype::ue4m3: return CalibrateBlocks<ScaleDtype::ue4m3>(x, b, blocks, last, range, none, eff, rcp, out);
     case ScaleDtype::ue8m0: break;  // rejected by validate_scheme
   }
-  return {true, false, false};
+  return {ChunkFacts::kBad};
 }
 
 // Decode of stored-scale patterns (u32 lanes holding w-byte patterns) to floats, exact, and
@@ -2425,7 +2432,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       const std::size_t blocks = (c1 - c0) / b;
       const ChunkFacts f =
           CalibrateChunk(job.dtype, xr + c0, b, blocks, last - c0, range, none, eff, rcp, job.scales + (walker.base() + j0) * w);
-      if (f.bad) return false;
+      if (f.bad()) return false;
       // From kFarPrefetchBytes of input on, the codes pass also prefetches the next
       // chunk's input lines, kPrefetch ahead, every one of them: without them memory idles while
       // the codes are computed. (Session 12's one line per four vectors was enough on the Xeon;
@@ -2439,7 +2446,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
       if constexpr (!F::kMini) {
         if (direct) {
-          if (!f.saturated) {
+          if (!f.saturated()) {
             const std::size_t nv = (c1 - c0) / hn::Lanes(di);
             switch (shift) {
               case 0: CalibratedCodes<V, 0>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, pf_lines, put); break;
@@ -2448,7 +2455,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
               default: CalibratedCodes<V, 3>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, pf_lines, put); break;
             }
           } else {
-            QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fieldbuf, effrow, last, nan_acc, rcp, f.every);
+            QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fieldbuf, effrow, last, nan_acc, rcp, f.every());
             for (std::size_t i = 0; i < c1 - c0; i += hn::Lanes(d8)) vs->Put(hn::Load(d8, fieldbuf + i));
           }
           continue;
@@ -2458,10 +2465,10 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       std::uint8_t* fields = job.pack.per_byte == 1 ? out.Next() : fieldbuf;
       bool calibrated = false;  // the kCalibrated codes (QuantizeVecRcp) apply
       if constexpr (!F::kMini) {
-        calibrated = !f.saturated;
-        if (calibrated) CalibratedChunk<V>(xr, c0, c1, b, j0, eff, rcp, f.every, fields, effrow, last, nan_acc, pf, pf_lines);
+        calibrated = !f.saturated();
+        if (calibrated) CalibratedChunk<V>(xr, c0, c1, b, j0, eff, rcp, f.every(), fields, effrow, last, nan_acc, pf, pf_lines);
       }
-      if (!calibrated) QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, last, nan_acc, rcp, f.every);
+      if (!calibrated) QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, last, nan_acc, rcp, f.every());
       CommitFields(out, fieldbuf, c1 - c0, job.pack);
     }
     if (!direct) CommitPadding(out, g.n, job.pack);
