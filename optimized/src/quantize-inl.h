@@ -1919,7 +1919,7 @@ HWY_INLINE hn::Vec<D> CalibratedScaleVec(D d, hn::Vec<hn::RebindToUnsigned<D>> a
 
 // What CalibrateBlocks found in a chunk, as bits of one integer: GCC 12 returned three bools in
 // three bytes of a register, which the caller stored one byte at a time and read back as a word,
-// a store-forwarding stall of about 4 % of a 512-element call on the Zen 4 of session 22.
+// a store-forwarding stall of about 5 % of a 512-element call on the Zen 4 of session 22.
 struct ChunkFacts {
   static constexpr unsigned kBad = 1;        // a NaN or ±Inf maximum, or 2 * alpha overflowing (the unfused path reports it)
   static constexpr unsigned kSaturated = 2;  // some block's stored scale is below its quotient
