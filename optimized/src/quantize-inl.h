@@ -1745,6 +1745,33 @@ HWY_INLINE hn::Vec<DI> ReduceBlockMaxima(DI di, hn::Vec<DI>* HWY_RESTRICT m) {
     return hn::Vec<DI>{_mm256_max_epi32(_mm256_permute2x128_si256(s0, s1, 0x20), _mm256_permute2x128_si256(s0, s1, 0x31))};
   }
 #endif
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if constexpr (kN == 16) {
+    // Each level pairs vectors a and b as max(blend(a, b), shuffle(a, b)): one two-source shuffle
+    // per pair, in-lane (vshufps) where it can be, where ConcatEven and ConcatOdd take two
+    // vpermt2d (each as costly as vshufi32x4 and half again vshufps on the Zen 4 of session 23).
+    // Level 1: dwords 0, 1 of each 128-bit lane against 2, 3 (block 2k in 0, 1, block 2k + 1 in 2,
+    // 3); level 2: the dword pairs meet (block 4k + p in dword p); levels 3 and 4 do the same
+    // with 128-bit lanes, which leaves block 4L + p in dword p of lane L: lane order.
+    (void)di;
+    __m512i c[8], g[4];
+#pragma GCC unroll 8
+    for (std::size_t k = 0; k < 8; ++k) {
+      const __m512i a = m[2 * k].raw, b = m[2 * k + 1].raw;
+      const __m512i p = _mm512_mask_blend_epi32(0xCCCC, a, b);
+      const __m512i q = _mm512_castps_si512(_mm512_shuffle_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(b), 0x4E));
+      c[k] = _mm512_max_epi32(p, q);
+    }
+#pragma GCC unroll 4
+    for (std::size_t k = 0; k < 4; ++k) {
+      const __m512 a = _mm512_castsi512_ps(c[2 * k]), b = _mm512_castsi512_ps(c[2 * k + 1]);
+      g[k] = _mm512_max_epi32(_mm512_castps_si512(_mm512_shuffle_ps(a, b, 0x88)), _mm512_castps_si512(_mm512_shuffle_ps(a, b, 0xDD)));
+    }
+    const __m512i h0 = _mm512_max_epi32(_mm512_mask_blend_epi32(0xFF00, g[0], g[1]), _mm512_shuffle_i32x4(g[0], g[1], 0x4E));
+    const __m512i h1 = _mm512_max_epi32(_mm512_mask_blend_epi32(0xFF00, g[2], g[3]), _mm512_shuffle_i32x4(g[2], g[3], 0x4E));
+    return hn::Vec<DI>{_mm512_max_epi32(_mm512_shuffle_i32x4(h0, h1, 0x88), _mm512_shuffle_i32x4(h0, h1, 0xDD))};
+  }
+#endif
 #pragma GCC unroll 4
   for (std::size_t n = kN; n > 1; n /= 2) {
 #pragma GCC unroll 8
@@ -1779,6 +1806,24 @@ HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t b, std::si
 #pragma GCC unroll 16
     for (std::size_t k = 0; k < kLanes; ++k) {
       hwy::Prefetch(pf + k * width);
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+      if (per >= 2) {
+        // vrangeps (imm 0b1011: the larger magnitude, sign cleared): |a| max |b| in one operation
+        // where the bit form takes two ands and a maximum. It returns the other operand for a
+        // quiet NaN (IEEE maxNum), so a block's maximum can miss its NaN: see CalibrateBlocks.
+        // Exact on every other input (a choice between the operands), denormals included: the
+        // entry points clear DAZ (fp_guard.h).
+        __m512 acc = _mm512_range_ps(hn::LoadU(d, g + k * width).raw, hn::LoadU(d, g + k * width + kLanes).raw, 0x0B);
+        hwy::Prefetch(pf + k * width + kLanes);
+#pragma GCC unroll 8
+        for (std::size_t u = 2; u < per; ++u) {
+          hwy::Prefetch(pf + k * width + u * kLanes);
+          acc = _mm512_range_ps(acc, hn::LoadU(d, g + k * width + u * kLanes).raw, 0x0B);
+        }
+        m[k] = hn::BitCast(di, hn::Vec<decltype(d)>{acc});
+        continue;
+      }
+#endif
       auto acc = hn::And(hn::BitCast(di, hn::LoadU(d, g + k * width)), abs_mask);
 #pragma GCC unroll 8
       for (std::size_t u = 1; u < per; ++u) {
@@ -1937,6 +1982,9 @@ struct ChunkFacts {
 // and reciprocals (AbsMaxGroups), so a group's divisions overlap the next group's loads; the rest
 // take one staged vector of maxima at a time. The input is prefetched kPrefetch ahead, up to
 // element `last` of x. Not inlined: one copy per target and dtype serves every value type.
+// A block's maximum is NaN or ±Inf (ChunkFacts::kBad) when it holds ±Inf or a signaling NaN, or
+// only NaN; a quiet NaN among other values may be missed on AVX-512 (AbsMaxGroups), and is found
+// by the codes pass instead (CalibrateQuantizeRowsT's nan_acc).
 template <ScaleDtype DT>
 HWY_NOINLINE ChunkFacts CalibrateBlocks(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks,
                                         [[maybe_unused]] std::size_t last, float range, float none,
@@ -2391,7 +2439,9 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   const RowGeometry& g = job.geo;
   const float* const x_end = job.x + g.rows * g.n;
   const hn::ScalableTag<std::int32_t> di;
-  auto nan_acc = hn::Zero(di);  // unused: the block maxima already exclude NaN
+  // NaN lanes of the codes pass: every one fails its check and takes the division path, which
+  // records it here. The block maxima may miss a quiet NaN (AbsMaxGroups' vrangeps).
+  auto nan_acc = hn::Zero(di);
   alignas(64) std::uint8_t fieldbuf[kFusedChunk];
   alignas(64) float effrow[kFusedChunk];
   alignas(64) float eff[kFusedChunk];
@@ -2477,7 +2527,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   if (direct) vs->Finish();
 #endif
   out.Finish();
-  return true;
+  return hn::AllFalse(di, hn::Gt(nan_acc, hn::Set(di, 0x7F800000)));
 }
 
 // Per-block max of |x| bits for calibration (blocks of any shape, via the row walker).
