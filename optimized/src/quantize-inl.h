@@ -1786,10 +1786,10 @@ HWY_INLINE hn::Vec<DI> ReduceBlockMaxima(DI di, hn::Vec<DI>* HWY_RESTRICT m) {
 // each: 2^kShift of them, or with kShift = -1 any number (b / Lanes). Whole groups only, from
 // block j on; each group's maxima (|x| bits, one block per lane) go to sink(j, vector) while
 // still in a register. With kShift >= 0 every load and prefetch offset is a compile-time constant
-// from the group's start. The prefetches run kPrefetch ahead of the group, moved back near the end
+// from the group's start. The prefetches (kPf) run kPrefetch ahead of the group, moved back near the end
 // so that the whole group's prefetch range ends at element `last` (no pointer past the tensor;
 // the group itself lies within it, so the range never starts before it).
-template <int kShift, class Sink>
+template <int kShift, bool kPf, class Sink>
 HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, std::size_t last,
                              Sink&& sink, std::size_t& j) {
   const hn::ScalableTag<float> d;
@@ -1801,11 +1801,11 @@ HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t b, std::si
   const auto abs_mask = hn::Set(di, 0x7FFFFFFF);
   for (; j + kLanes <= blocks; j += kLanes) {
     const float* HWY_RESTRICT g = x + j * width;
-    const float* HWY_RESTRICT pf = x + std::min(j * width + kPrefetch, last + 1 - kLanes * width);
+    [[maybe_unused]] const float* HWY_RESTRICT pf = x + std::min(j * width + kPrefetch, last + 1 - kLanes * width);
     hn::Vec<decltype(di)> m[kLanes];
 #pragma GCC unroll 16
     for (std::size_t k = 0; k < kLanes; ++k) {
-      hwy::Prefetch(pf + k * width);
+      if constexpr (kPf) hwy::Prefetch(pf + k * width);
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
       if (per >= 2) {
         // vrangeps (imm 0b1011: the larger magnitude, sign cleared): |a| max |b| in one operation
@@ -1814,10 +1814,10 @@ HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t b, std::si
         // Exact on every other input (a choice between the operands), denormals included: the
         // entry points clear DAZ (fp_guard.h).
         __m512 acc = _mm512_range_ps(hn::LoadU(d, g + k * width).raw, hn::LoadU(d, g + k * width + kLanes).raw, 0x0B);
-        hwy::Prefetch(pf + k * width + kLanes);
+        if constexpr (kPf) hwy::Prefetch(pf + k * width + kLanes);
 #pragma GCC unroll 8
         for (std::size_t u = 2; u < per; ++u) {
-          hwy::Prefetch(pf + k * width + u * kLanes);
+          if constexpr (kPf) hwy::Prefetch(pf + k * width + u * kLanes);
           acc = _mm512_range_ps(acc, hn::LoadU(d, g + k * width + u * kLanes).raw, 0x0B);
         }
         m[k] = hn::BitCast(di, hn::Vec<decltype(d)>{acc});
@@ -1827,7 +1827,7 @@ HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t b, std::si
       auto acc = hn::And(hn::BitCast(di, hn::LoadU(d, g + k * width)), abs_mask);
 #pragma GCC unroll 8
       for (std::size_t u = 1; u < per; ++u) {
-        hwy::Prefetch(pf + k * width + u * kLanes);
+        if constexpr (kPf) hwy::Prefetch(pf + k * width + u * kLanes);
         acc = hn::Max(acc, hn::And(hn::BitCast(di, hn::LoadU(d, g + k * width + u * kLanes)), abs_mask));
       }
       m[k] = acc;
@@ -1980,14 +1980,19 @@ struct ChunkFacts {
 // `none`: the mark QuantizeChunk expects), and the stored scales encoded to `out`. Groups of Lanes
 // blocks of whole vectors go from their maxima, still in registers, straight on to their scales
 // and reciprocals (AbsMaxGroups), so a group's divisions overlap the next group's loads; the rest
-// take one staged vector of maxima at a time. The input is prefetched kPrefetch ahead, up to
-// element `last` of x. Not inlined: one copy per target and dtype serves every value type.
+// take one staged vector of maxima at a time. With `prefetch` (inputs of kFarPrefetchBytes and
+// more) the input is prefetched into L1 kPrefetch ahead, up to element `last` of x; below, it is
+// in a cache, the hardware prefetcher keeps up, and one prefetch per vector only takes load slots
+// (on the Zen 4 of session 23: 0.97 in time at 16 KiB and 512 KiB without). The two lambdas are
+// forced inline: with both forms of AbsMaxGroups in here GCC 12 stopped inlining them, and the
+// masks they update went through memory (1.04 and 1.09 in time). Not inlined itself: one copy
+// per target and dtype serves every value type.
 // A block's maximum is NaN or ±Inf (ChunkFacts::kBad) when it holds ±Inf or a signaling NaN, or
 // only NaN; a quiet NaN among other values may be missed on AVX-512 (AbsMaxGroups), and is found
 // by the codes pass instead (CalibrateQuantizeRowsT's nan_acc).
 template <ScaleDtype DT>
 HWY_NOINLINE ChunkFacts CalibrateBlocks(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks,
-                                        [[maybe_unused]] std::size_t last, float range, float none,
+                                        [[maybe_unused]] std::size_t last, [[maybe_unused]] bool prefetch, float range, float none,
                                         float* HWY_RESTRICT eff, float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT out) {
   const hn::ScalableTag<float> d;
   const hn::RebindToUnsigned<decltype(d)> du;
@@ -1998,7 +2003,7 @@ HWY_NOINLINE ChunkFacts CalibrateBlocks(const float* HWY_RESTRICT x, std::size_t
   auto off_path = bad;
   const auto rangev = hn::Set(d, range);
   // The first r lanes of a vector of maxima, blocks j to j + r.
-  auto scales = [&](std::size_t j, hn::Vec<decltype(du)> a, std::size_t r) HWY_ATTR {
+  auto scales = [&](std::size_t j, hn::Vec<decltype(du)> a, std::size_t r) HWY_ATTR __attribute__((always_inline)) {
     auto enc = hn::Zero(du);
     const auto e = CalibratedScaleVec<DT>(d, a, rangev, enc, bad, saturated);
     const auto ok = hn::And(hn::Ge(e, hn::Set(d, kRcpMinEff)), hn::Le(e, hn::Set(d, kRcpMaxEff)));
@@ -2023,17 +2028,28 @@ HWY_NOINLINE ChunkFacts CalibrateBlocks(const float* HWY_RESTRICT x, std::size_t
     // One group behind: a group's scales come after the next group's maxima in program order.
     std::size_t pending = SIZE_MAX;
     auto pending_max = hn::Zero(du);
-    auto full = [&](std::size_t k, hn::Vec<decltype(du)> a) HWY_ATTR {
+    auto full = [&](std::size_t k, hn::Vec<decltype(du)> a) HWY_ATTR __attribute__((always_inline)) {
       if (pending != SIZE_MAX) scales(pending, pending_max, kLanes);
       pending = k;
       pending_max = a;
     };
-    switch (VectorsPerBlockLog2(b, kLanes)) {
-      case 0: AbsMaxGroups<0>(x, b, blocks, last, full, j); break;
-      case 1: AbsMaxGroups<1>(x, b, blocks, last, full, j); break;
-      case 2: AbsMaxGroups<2>(x, b, blocks, last, full, j); break;
-      case 3: AbsMaxGroups<3>(x, b, blocks, last, full, j); break;
-      default: AbsMaxGroups<-1>(x, b, blocks, last, full, j); break;
+    const int shift = VectorsPerBlockLog2(b, kLanes);
+    if (prefetch) {
+      switch (shift) {
+        case 0: AbsMaxGroups<0, true>(x, b, blocks, last, full, j); break;
+        case 1: AbsMaxGroups<1, true>(x, b, blocks, last, full, j); break;
+        case 2: AbsMaxGroups<2, true>(x, b, blocks, last, full, j); break;
+        case 3: AbsMaxGroups<3, true>(x, b, blocks, last, full, j); break;
+        default: AbsMaxGroups<-1, true>(x, b, blocks, last, full, j); break;
+      }
+    } else {
+      switch (shift) {
+        case 0: AbsMaxGroups<0, false>(x, b, blocks, last, full, j); break;
+        case 1: AbsMaxGroups<1, false>(x, b, blocks, last, full, j); break;
+        case 2: AbsMaxGroups<2, false>(x, b, blocks, last, full, j); break;
+        case 3: AbsMaxGroups<3, false>(x, b, blocks, last, full, j); break;
+        default: AbsMaxGroups<-1, false>(x, b, blocks, last, full, j); break;
+      }
     }
     if (pending != SIZE_MAX) scales(pending, pending_max, kLanes);
   }
@@ -2049,12 +2065,12 @@ HWY_NOINLINE ChunkFacts CalibrateBlocks(const float* HWY_RESTRICT x, std::size_t
 }
 
 HWY_INLINE ChunkFacts CalibrateChunk(ScaleDtype dt, const float* x, std::size_t b, std::size_t blocks, std::size_t last,
-                                     float range, float none, float* eff, float* rcp, std::uint8_t* out) {
+                                     bool prefetch, float range, float none, float* eff, float* rcp, std::uint8_t* out) {
   switch (dt) {
-    case ScaleDtype::f32: return CalibrateBlocks<ScaleDtype::f32>(x, b, blocks, last, range, none, eff, rcp, out);
-    case ScaleDtype::f16: return CalibrateBlocks<ScaleDtype::f16>(x, b, blocks, last, range, none, eff, rcp, out);
-    case ScaleDtype::bf16: return CalibrateBlocks<ScaleDtype::bf16>(x, b, blocks, last, range, none, eff, rcp, out);
-    case ScaleDtype::ue4m3: return CalibrateBlocks<ScaleDtype::ue4m3>(x, b, blocks, last, range, none, eff, rcp, out);
+    case ScaleDtype::f32: return CalibrateBlocks<ScaleDtype::f32>(x, b, blocks, last, prefetch, range, none, eff, rcp, out);
+    case ScaleDtype::f16: return CalibrateBlocks<ScaleDtype::f16>(x, b, blocks, last, prefetch, range, none, eff, rcp, out);
+    case ScaleDtype::bf16: return CalibrateBlocks<ScaleDtype::bf16>(x, b, blocks, last, prefetch, range, none, eff, rcp, out);
+    case ScaleDtype::ue4m3: return CalibrateBlocks<ScaleDtype::ue4m3>(x, b, blocks, last, prefetch, range, none, eff, rcp, out);
     case ScaleDtype::ue8m0: break;  // rejected by validate_scheme
   }
   return {ChunkFacts::kBad};
@@ -2454,7 +2470,8 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   // QuantizeVecRcp), 0 is what the minifloat loops test for.
   const float none = F::kMini ? 0.0f : std::numeric_limits<float>::quiet_NaN();
   const bool stream = g.rows * job.pack.row_bytes >= kStreamBytes;
-  const bool far = g.rows * g.n * sizeof(float) >= kFarPrefetchBytes;  // the codes pass prefetches the next chunk
+  // The codes pass prefetches the next chunk into L2, the maxima pass its own input into L1.
+  const bool far = g.rows * g.n * sizeof(float) >= kFarPrefetchBytes;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
   // Streamed one-byte codes of calibrated blocks of 1, 2, 4 or 8 whole vectors, in rows of whole
   // groups of four vectors: CalibratedCodes hands each group's fields (one byte vector) to a
@@ -2481,7 +2498,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       const std::size_t j0 = c0 / b;
       const std::size_t blocks = (c1 - c0) / b;
       const ChunkFacts f =
-          CalibrateChunk(job.dtype, xr + c0, b, blocks, last - c0, range, none, eff, rcp, job.scales + (walker.base() + j0) * w);
+          CalibrateChunk(job.dtype, xr + c0, b, blocks, last - c0, far, range, none, eff, rcp, job.scales + (walker.base() + j0) * w);
       if (f.bad()) return false;
       // From kFarPrefetchBytes of input on, the codes pass also prefetches the next
       // chunk's input lines, kPrefetch ahead, every one of them: without them memory idles while
