@@ -1836,6 +1836,19 @@ HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t b, std::si
   }
 }
 
+// AbsMaxGroups for any block of whole vectors: 1, 2, 4 or 8 vectors with constant offsets.
+template <bool kPf, class Sink>
+HWY_INLINE void AbsMaxGroupsAnyShift(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, std::size_t last,
+                                     Sink&& sink, std::size_t& j) {
+  switch (VectorsPerBlockLog2(b, hn::Lanes(hn::ScalableTag<float>()))) {
+    case 0: return AbsMaxGroups<0, kPf>(x, b, blocks, last, sink, j);
+    case 1: return AbsMaxGroups<1, kPf>(x, b, blocks, last, sink, j);
+    case 2: return AbsMaxGroups<2, kPf>(x, b, blocks, last, sink, j);
+    case 3: return AbsMaxGroups<3, kPf>(x, b, blocks, last, sink, j);
+    default: return AbsMaxGroups<-1, kPf>(x, b, blocks, last, sink, j);
+  }
+}
+
 #endif  // HWY_TARGET != HWY_SCALAR
 
 // SPEC §2 round-up of scales s >= 0 (not NaN) onto a dtype's grid, lane-wise, the same
@@ -2033,23 +2046,10 @@ HWY_NOINLINE ChunkFacts CalibrateBlocks(const float* HWY_RESTRICT x, std::size_t
       pending = k;
       pending_max = a;
     };
-    const int shift = VectorsPerBlockLog2(b, kLanes);
     if (prefetch) {
-      switch (shift) {
-        case 0: AbsMaxGroups<0, true>(x, b, blocks, last, full, j); break;
-        case 1: AbsMaxGroups<1, true>(x, b, blocks, last, full, j); break;
-        case 2: AbsMaxGroups<2, true>(x, b, blocks, last, full, j); break;
-        case 3: AbsMaxGroups<3, true>(x, b, blocks, last, full, j); break;
-        default: AbsMaxGroups<-1, true>(x, b, blocks, last, full, j); break;
-      }
+      AbsMaxGroupsAnyShift<true>(x, b, blocks, last, full, j);
     } else {
-      switch (shift) {
-        case 0: AbsMaxGroups<0, false>(x, b, blocks, last, full, j); break;
-        case 1: AbsMaxGroups<1, false>(x, b, blocks, last, full, j); break;
-        case 2: AbsMaxGroups<2, false>(x, b, blocks, last, full, j); break;
-        case 3: AbsMaxGroups<3, false>(x, b, blocks, last, full, j); break;
-        default: AbsMaxGroups<-1, false>(x, b, blocks, last, full, j); break;
-      }
+      AbsMaxGroupsAnyShift<false>(x, b, blocks, last, full, j);
     }
     if (pending != SIZE_MAX) scales(pending, pending_max, kLanes);
   }
