@@ -31,7 +31,9 @@ class FpGuard {
   }
   ~FpGuard() {
 #if defined(__x86_64__) || defined(__i386__)
-    if (_mm_getcsr() != saved_) _mm_setcsr(saved_);  // the caller's mode and flags, exactly
+    // The caller's mode and flags, exactly. Unconditionally: reading MXCSR to skip this waits for
+    // every floating-point operation in flight, and a call nearly always raises inexact anyway.
+    _mm_setcsr(saved_);
 #else
     std::fesetround(saved_);
 #endif

@@ -1957,10 +1957,14 @@ template <ScaleDtype DT, class D>
 HWY_INLINE hn::Vec<D> CalibratedScaleVec(D d, hn::Vec<hn::RebindToUnsigned<D>> a, hn::Vec<D> range,
                                          hn::Vec<hn::RebindToUnsigned<D>>& enc, hn::Mask<D>& bad,
                                          hn::Mask<D>& saturated) {
-  const hn::RebindToSigned<D> di;
+  // A NaN or infinite maximum (bits from 0x7F800000 on) gives a NaN or infinite 2 * alpha: one
+  // test covers both.
   const auto twice = hn::Mul(hn::Set(d, 2.0f), hn::BitCast(d, a));
-  const auto invalid =
-      hn::Or(hn::RebindMask(d, IGe(hn::BitCast(di, a), hn::Set(di, 0x7F800000))), hn::Not(hn::IsFinite(twice)));
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  const hn::Mask<D> invalid{_mm512_fpclass_ps_mask(twice.raw, 0x99)};  // QNaN, SNaN, +Inf, -Inf (no double negation)
+#else
+  const auto invalid = hn::Not(hn::IsFinite(twice));
+#endif
   bad = hn::Or(bad, invalid);
   const auto quotient = hn::Div(hn::IfThenZeroElse(invalid, twice), range);
   hn::Vec<D> stored;
@@ -2015,18 +2019,25 @@ HWY_NOINLINE ChunkFacts CalibrateBlocks(const float* HWY_RESTRICT x, std::size_t
   auto saturated = bad;
   auto off_path = bad;
   const auto rangev = hn::Set(d, range);
+  // Every f16 and ue4m3 effective scale (a stored scale from 2^-24 or 2^-9 to 65504 or 448, or
+  // 0.1) lies within [kRcpMinEff, kRcpMaxEff]: no test.
+  constexpr bool kAlwaysOnPath = DT == ScaleDtype::f16 || DT == ScaleDtype::ue4m3;
   // The first r lanes of a vector of maxima, blocks j to j + r.
   auto scales = [&](std::size_t j, hn::Vec<decltype(du)> a, std::size_t r) HWY_ATTR __attribute__((always_inline)) {
     auto enc = hn::Zero(du);
     const auto e = CalibratedScaleVec<DT>(d, a, rangev, enc, bad, saturated);
-    const auto ok = hn::And(hn::Ge(e, hn::Set(d, kRcpMinEff)), hn::Le(e, hn::Set(d, kRcpMaxEff)));
-    const auto rc = hn::IfThenElse(ok, hn::Div(hn::Set(d, 1.0f), e), hn::Set(d, none));
+    hn::Vec<decltype(d)> rc;
+    if constexpr (kAlwaysOnPath) {
+      rc = hn::Div(hn::Set(d, 1.0f), e);
+    } else {
+      const auto ok = hn::And(hn::Ge(e, hn::Set(d, kRcpMinEff)), hn::Le(e, hn::Set(d, kRcpMaxEff)));
+      rc = hn::IfThenElse(ok, hn::Div(hn::Set(d, 1.0f), e), hn::Set(d, none));
+      off_path = hn::Or(off_path, r == kLanes ? hn::Not(ok) : hn::AndNot(ok, hn::FirstN(d, r)));
+    }
     if (r == kLanes) {
-      off_path = hn::Or(off_path, hn::Not(ok));
       hn::StoreU(e, d, eff + j);
       hn::StoreU(rc, d, rcp + j);
     } else {
-      off_path = hn::Or(off_path, hn::AndNot(ok, hn::FirstN(d, r)));
       alignas(HWY_MAX_BYTES) float eb[kLanes], rb[kLanes];
       hn::Store(e, d, eb);
       hn::Store(rc, d, rb);
