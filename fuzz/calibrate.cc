@@ -54,6 +54,18 @@ void check_calibrate_quantize_into(const CalibCase& c, const Result<QParams>& re
       const Status st = run(std::span<std::uint8_t>(buf).first(0));
       FUZZ_CHECK(!st.ok() && st.kind() == want_error->kind, impl.name, " calibrate_quantize_into gave ",
                  kind_text(st), ", the composition gives ", to_string(want_error->kind));
+      // Into a buffer of the layout's size too: an error of the data itself (nan-input,
+      // calibration-overflow) is then found by the one-pass kernels, where a buffer of the wrong
+      // size sends the call to the reference before any kernel runs.
+      const Result<Layout> layout = validate_scheme(s).ok() ? make_layout(s, c.shape, c.data.size())
+                                                            : Result<Layout>(want_error.value());
+      if (layout.ok()) {  // (its element count is then the data's, which the decoder bounds)
+        std::vector<std::uint8_t> sized(layout->total_bytes, 0x5A);
+        const Status full = run(sized);
+        FUZZ_CHECK(!full.ok() && full.kind() == want_error->kind, impl.name,
+                   " calibrate_quantize_into into a buffer of the layout's size gave ", kind_text(full),
+                   ", the composition gives ", to_string(want_error->kind));
+      }
       continue;
     }
     const Status exact = run(std::span<std::uint8_t>(buf).first(want.size()));

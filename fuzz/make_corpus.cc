@@ -652,6 +652,35 @@ void calib_seeds() {
   c.shape = {2};
   c.data = {2.0f, 0x1.fffffep0f};
   add_calib("ok-edge-absmean-mean-rounds-up-to-a-power-of-two", c);
+  // Blocks of whole vectors on every target (32 elements), 16 of them and more: the one-pass
+  // kernels' own ways out (calibrate_quantize_into into a buffer of the layout's size). Their
+  // block maxima may miss a quiet NaN that has a larger neighbour (AVX-512's vrangeps); the codes
+  // pass finds it. An infinity, a signaling NaN or a NaN alone is found by the maxima.
+  const Scheme b32 = with_block(scheme(Value::q8s), {32}, ScaleDtype::f16);
+  const CalibCase wide{model(b32), {2, 512}, Calibration::minmax, ramp(1024, 1.0f, false)};
+  c = wide;
+  c.data[700] = kNaN;
+  add_calib("kind-nan-input-block32-quiet-among-larger", c);
+  c = wide;
+  c.data[33] = -kNaN;
+  add_calib("kind-nan-input-block32-negative-quiet", c);
+  c = wide;
+  c.data[511] = std::bit_cast<float>(0x7FA00000u);  // signaling
+  add_calib("kind-nan-input-block32-signaling", c);
+  c = wide;
+  c.data[1023] = kInf;
+  add_calib("kind-calibration-overflow-inf-input-block32", c);
+  c = wide;
+  c.data[64] = -3e38f;
+  add_calib("kind-calibration-overflow-twice-alpha-block32", c);
+  // A stored f16 scale saturates at 65504 (2 * alpha / 254 above it): those codes clamp.
+  c = wide;
+  c.data[100] = 1e7f;
+  add_calib("ok-edge-block32-saturated-f16-scale", c);
+  c = wide;
+  c.scheme = model(with_block(scheme(Value::q4s, StoreKind::packed_u32), {32}, ScaleDtype::bf16));
+  c.data[900] = -kNaN;
+  add_calib("kind-nan-input-block32-q4s-bf16", c);
 }
 
 void text_seeds() {
