@@ -620,15 +620,15 @@ void calib_seeds() {
   c.shape = {2, 8};
   c.scheme = model(with_block(scheme(Value::q8s), {3}, ScaleDtype::f16));
   add_calib("kind-block-not-divisible", c);
-  c = base;
-  c.data[4] = kNaN;
-  add_calib("kind-nan-input", c);
-  c = base;
-  c.data[4] = -kInf;
-  add_calib("kind-calibration-overflow-inf-input", c);
-  c = base;
-  c.data[4] = 3e38f;
-  add_calib("kind-calibration-overflow-twice-alpha", c);
+  // `from` with element i set to v.
+  const auto planted = [](const CalibCase& from, std::size_t i, float v, const std::string& name) {
+    CalibCase k = from;
+    k.data[i] = v;
+    add_calib(name, k);
+  };
+  planted(base, 4, kNaN, "kind-nan-input");
+  planted(base, 4, -kInf, "kind-calibration-overflow-inf-input");
+  planted(base, 4, 3e38f, "kind-calibration-overflow-twice-alpha");
   c = base;
   c.method = Calibration::absmean;
   c.data = {1e-45f, 1e-45f, 3e38f, 3e38f, 0.1f, 0.2f, 0.3f, 0.4f, 1.0f, 1.0f, 1.0f, 2.0f, -0.0f, 0.0f, 0.0f, 0.0f};
@@ -658,29 +658,16 @@ void calib_seeds() {
   // pass finds it. An infinity, a signaling NaN or a NaN alone is found by the maxima.
   const Scheme b32 = with_block(scheme(Value::q8s), {32}, ScaleDtype::f16);
   const CalibCase wide{model(b32), {2, 512}, Calibration::minmax, ramp(1024, 1.0f, false)};
-  c = wide;
-  c.data[700] = kNaN;
-  add_calib("kind-nan-input-block32-quiet-among-larger", c);
-  c = wide;
-  c.data[33] = -kNaN;
-  add_calib("kind-nan-input-block32-negative-quiet", c);
-  c = wide;
-  c.data[511] = std::bit_cast<float>(0x7FA00000u);  // signaling
-  add_calib("kind-nan-input-block32-signaling", c);
-  c = wide;
-  c.data[1023] = kInf;
-  add_calib("kind-calibration-overflow-inf-input-block32", c);
-  c = wide;
-  c.data[64] = -3e38f;
-  add_calib("kind-calibration-overflow-twice-alpha-block32", c);
+  planted(wide, 700, kNaN, "kind-nan-input-block32-quiet-among-larger");
+  planted(wide, 33, -kNaN, "kind-nan-input-block32-negative-quiet");
+  planted(wide, 511, std::bit_cast<float>(0x7FA00000u), "kind-nan-input-block32-signaling");
+  planted(wide, 1023, kInf, "kind-calibration-overflow-inf-input-block32");
+  planted(wide, 64, -3e38f, "kind-calibration-overflow-twice-alpha-block32");
   // A stored f16 scale saturates at 65504 (2 * alpha / 254 above it): those codes clamp.
-  c = wide;
-  c.data[100] = 1e7f;
-  add_calib("ok-edge-block32-saturated-f16-scale", c);
+  planted(wide, 100, 1e7f, "ok-edge-block32-saturated-f16-scale");
   c = wide;
   c.scheme = model(with_block(scheme(Value::q4s, StoreKind::packed_u32), {32}, ScaleDtype::bf16));
-  c.data[900] = -kNaN;
-  add_calib("kind-nan-input-block32-q4s-bf16", c);
+  planted(c, 900, -kNaN, "kind-nan-input-block32-q4s-bf16");
 }
 
 void text_seeds() {
