@@ -1600,6 +1600,13 @@ HWY_INLINE void QuantizeNibblesAvx2(const float* HWY_RESTRICT xr, std::size_t c0
 #endif
 #endif  // QCONFORM_GROUP_KERNELS
 
+// Whether a kernel's `nan_acc` (the largest |x| bits it saw, or a NaN mark) holds no NaN.
+template <class VI>
+HWY_INLINE bool NoNanRecorded(VI nan_acc) {
+  const hn::DFromV<VI> di;
+  return hn::AllFalse(di, hn::Gt(nan_acc, hn::Set(di, 0x7F800000)));
+}
+
 template <Value V, bool kBytes>
 bool QuantizeRowsT(const QuantizeJob& job) {
   const RowGeometry& g = job.geo;
@@ -1700,7 +1707,7 @@ bool QuantizeRowsT(const QuantizeJob& job) {
   if (direct) vs->Finish();
 #endif
   out.Finish();
-  return hn::AllFalse(di, hn::Gt(nan_acc, hn::Set(di, 0x7F800000)));
+  return NoNanRecorded(nan_acc);
 }
 
 // Max of |x| bits over [x, x + len): NaN > Inf > every finite value.
@@ -2555,7 +2562,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   if (direct) vs->Finish();
 #endif
   out.Finish();
-  return hn::AllFalse(di, hn::Gt(nan_acc, hn::Set(di, 0x7F800000)));
+  return NoNanRecorded(nan_acc);
 }
 
 // Per-block max of |x| bits for calibration (blocks of any shape, via the row walker).
