@@ -659,6 +659,9 @@ void calib_seeds() {
   const Scheme b32 = with_block(scheme(Value::q8s), {32}, ScaleDtype::f16);
   const CalibCase wide{model(b32), {2, 512}, Calibration::minmax, ramp(1024, 1.0f, false)};
   planted(wide, 700, kNaN, "kind-nan-input-block32-quiet-among-larger");
+  // A quiet NaN whose payload sets bits 2 to 13: its codes-pass sum looks like no tie (session 25's
+  // fuzz find, 0xFFE0003F in a q2s packed_u32 block with bf16 scales).
+  planted(wide, 700, std::bit_cast<float>(0x7FC5A5A5u), "kind-nan-input-block32-quiet-payload");
   planted(wide, 33, -kNaN, "kind-nan-input-block32-negative-quiet");
   planted(wide, 511, std::bit_cast<float>(0x7FA00000u), "kind-nan-input-block32-signaling");
   planted(wide, 1023, kInf, "kind-calibration-overflow-inf-input-block32");
@@ -668,6 +671,8 @@ void calib_seeds() {
   c = wide;
   c.scheme = model(with_block(scheme(Value::q4s, StoreKind::packed_u32), {32}, ScaleDtype::bf16));
   planted(c, 900, -kNaN, "kind-nan-input-block32-q4s-bf16");
+  c.scheme = model(with_block(scheme(Value::q2s, StoreKind::packed_u32), {32}, ScaleDtype::bf16));
+  planted(c, 248, std::bit_cast<float>(0xFFE0003Fu), "kind-nan-input-block32-q2s-bf16-negative-payload");
 }
 
 void text_seeds() {

@@ -679,10 +679,14 @@ HWY_INLINE bool Reciprocals(const float* HWY_RESTRICT eff, std::size_t n, float*
 // y > hi + 1/2 has y < hi + 1/2 + 2^-16, so t < 769 + hi + 2^-13 + 2^-16 and frac(t) < 3 * 2^-14:
 // it fails.
 // A block off the reciprocal path has rcp NaN here, and t NaN (pattern 0x7FC00000) fails every lane.
+// A NaN x gives a NaN t that keeps x's payload, and a payload can set bits 2 to 13: the check
+// also fails a lane whose t has bit 29 set (kGridNaN), which every NaN and infinite t has (its
+// exponent field is all ones) and no t in [512, 1024) has (pattern 0x44000000 to 0x447FFFFF).
 // s = 0.1 (stored 0) means 2a / range < 2^-150: the code is 0. The rounding of the sum needs
 // round-to-nearest, which the entry points set (fp_guard.h).
 inline constexpr float kGridM = 768.5f + 0x1p-14f;
 inline constexpr std::uint32_t kGridFrac = 0x3FFC;  // frac(t) >= 4 * 2^-14 when (bits & this) != 0
+inline constexpr std::uint32_t kGridNaN = 0x20000000;  // set in every NaN or infinite t, in no t of [512, 1024)
 inline constexpr std::uint32_t kGridBias = 0x44000000u >> 14 | 256u;  // bits >> 14 == K + this
 inline constexpr float kIntEps = 0x1p-13f;
 
@@ -698,9 +702,12 @@ HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, float eff, hn::
     const hn::RebindToUnsigned<D> du;
     const auto t = hn::BitCast(du, hn::MulAdd(v, rcp, hn::Set(d, kGridM)));
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-    exact = _mm512_testn_epi32_mask(t.raw, hn::Set(du, kGridFrac).raw) == 0;  // GCC emits an and and a test
+    // The lanes with frac(t) >= 4 * 2^-14, then of those the ones without kGridNaN.
+    const __mmask16 no_tie = _mm512_test_epi32_mask(t.raw, hn::Set(du, kGridFrac).raw);
+    exact = _mm512_mask_testn_epi32_mask(no_tie, t.raw, hn::Set(du, kGridNaN).raw) == 0xFFFF;
 #else
-    exact = hn::AllFalse(du, hn::Eq(hn::And(t, hn::Set(du, kGridFrac)), hn::Zero(du)));
+    exact = hn::AllFalse(du, hn::Or(hn::Eq(hn::And(t, hn::Set(du, kGridFrac)), hn::Zero(du)),
+                                    hn::Ne(hn::And(t, hn::Set(du, kGridNaN)), hn::Zero(du))));
 #endif
     code = hn::BitCast(di, hn::ShiftRight<14>(t));  // low 8 bits: K mod 256 (see above)
     if constexpr (!kBytes) code = hn::Sub(code, hn::Set(di, static_cast<std::int32_t>(kGridBias)));
@@ -2397,6 +2404,12 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
   const auto m = Konst(d, kGridM);
   const auto frac = Konst(du, kGridFrac);
   const auto sel1 = Konst(du, 0x0000FF00u), sel2 = Konst(du, 0x00FF0000u), sel3 = Konst(du, 0xFF000000u);
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // The OR of the sums of every group that passed AnyNearTie: kGridNaN set when one was NaN (a
+  // quiet NaN x whose payload sets bits 2 to 13 passes the tie check). Only AVX-512 needs it: its
+  // block maxima (vrangeps) can miss a quiet NaN; elsewhere they find every NaN first.
+  __m512i sums = _mm512_setzero_si512();
+#endif
   std::size_t v = 0;
   for (; v + 4 <= nv; v += 4) {
     const float* HWY_RESTRICT p = x + v * kLanes;
@@ -2418,6 +2431,10 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
       sink(v, hn::Load(d8, four));
       continue;
     }
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    sums = _mm512_ternarylogic_epi32(sums, t[0].raw, t[1].raw, 0xFE);  // a | b | c
+    sums = _mm512_ternarylogic_epi32(sums, t[2].raw, t[3].raw, 0xFE);
+#endif
     auto w = ByteSelect(sel1, hn::ShiftRight<6>(t[1]), hn::ShiftRight<14>(t[0]));
     w = ByteSelect(sel2, hn::ShiftLeft<2>(t[2]), w);
     w = ByteSelect(sel3, hn::ShiftLeft<10>(t[3]), w);
@@ -2428,6 +2445,11 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
     QuantizeVecRcp<V, true, true>(d, x + v * kLanes, eff[v >> kShift], hn::Set(d, rcp[v >> kShift]), nullptr,
                                   fields + v * kLanes, nan_acc);
   }
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if (HWY_UNLIKELY(_mm512_test_epi32_mask(sums, Konst(du, kGridNaN).raw) != 0)) {
+    nan_acc = hn::Set(hn::DFromV<VU>(), 0x7FFFFFFF);  // the |bits| of a NaN
+  }
+#endif
 }
 #endif  // HWY_TARGET != HWY_SCALAR
 
@@ -2473,8 +2495,9 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   const RowGeometry& g = job.geo;
   const float* const x_end = job.x + g.rows * g.n;
   const hn::ScalableTag<std::int32_t> di;
-  // NaN lanes of the codes pass: every one fails its check and takes the division path, which
-  // records it here. The block maxima may miss a quiet NaN (AbsMaxGroups' vrangeps).
+  // NaN lanes of the codes pass: every one fails QuantizeVecRcp's check and takes the division
+  // path, which records it here, or is found in the OR of CalibratedCodes' sums, which sets it
+  // here. The block maxima may miss a quiet NaN (AbsMaxGroups' vrangeps).
   auto nan_acc = hn::Zero(di);
   alignas(64) std::uint8_t fieldbuf[kFusedChunk];
   alignas(64) float effrow[kFusedChunk];
