@@ -2312,7 +2312,8 @@ bool ScalesRange(const detail::ScaleJob& job, std::size_t begin, std::size_t cou
 bool Scales(const detail::ScaleJob& job) { return ScalesRange(job, 0, job.count, job.eff, job.stored); }
 
 #if HWY_TARGET != HWY_SCALAR
-// Whether any lane of the four sums fails QuantizeVecRcp's kCalibrated check ((t & kGridFrac) == 0).
+// Whether any lane of the four sums fails the tie half of QuantizeVecRcp's kCalibrated check
+// ((t & kGridFrac) == 0). Its NaN half (kGridNaN) is CalibratedCodes' OR of the sums.
 template <class DU>
 HWY_INLINE bool AnyNearTie(DU du, hn::Vec<DU> t0, hn::Vec<DU> t1, hn::Vec<DU> t2, hn::Vec<DU> t3, hn::Vec<DU> frac) {
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
@@ -2382,7 +2383,7 @@ HWY_INLINE hn::Vec<hn::Repartition<std::uint8_t, DU>> FourVectorFields(DU du, hn
 // The fields of nv whole vectors at x, in blocks of 2^kShift vectors of calibrated, unsaturated
 // integer scales (QuantizeVecRcp's kCalibrated form, whose argument covers every lane here):
 // block k has effective scale eff[k] and reciprocal rcp[k] (NaN: the division). Four vectors at a
-// time: when every lane of the four passes the check (AnyNearTie), their fields (bits 14 to 21 of
+// time: when every lane of the four passes the tie check (AnyNearTie), their fields (bits 14 to 21 of
 // each sum t) are shifted to bytes 0 to 3 of one u32 vector, merged with three bitwise selects and
 // stored with one gather and one store, where vector by vector took a shift, a gather and a store
 // each (on AVX3_DL: 17 vector operations and one store for four vectors instead of 20 and four,
