@@ -2654,6 +2654,12 @@ HWY_INLINE bool CodesCanonical(DI di, const CodeBounds<DI>& b) {
       const hn::Repartition<std::int16_t, DI> d16;
       mag_ok = hn::AllFalse(d16, hn::Gt(hn::BitCast(d16, b.mag), hn::Set(d16, static_cast<std::int16_t>(F::kMaxCode))));
     }
+#elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    // The 8-bit minifloat decode (DequantizeValue) keeps a maximum per byte (each below 0x80).
+    if constexpr (F16Decode<V, kBytes>()) {
+      const hn::Repartition<std::int8_t, DI> d8;
+      mag_ok = hn::AllFalse(d8, hn::Gt(hn::BitCast(d8, b.mag), hn::Set(d8, static_cast<std::int8_t>(F::kMaxCode))));
+    }
 #endif
     return mag_ok && hn::AllFalse(di, hn::Lt(b.lo, hn::Zero(di))) && hn::AllFalse(di, hn::Gt(b.hi, bound(2 * F::kMagMask + 1)));
   }
@@ -2712,6 +2718,20 @@ HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fiel
     __m128i h = _mm_slli_epi16(w, 10 - F::kMbits);
     if constexpr (10 - F::kMbits < 8) h = _mm_and_si128(h, _mm_set1_epi16(static_cast<short>(0xBFFF)));
     return hn::Mul(eff, hn::Vec<D>{_mm256_cvtph_ps(h)});
+  }
+#elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  static_assert(!kNibbles);
+  if constexpr (kF16) {
+    static_assert(F16Decode<V, kBytes>());
+    // As on AVX2 (above): 16 bytes sign-extended to 16-bit lanes, shifted into f16 patterns (e4m3's
+    // copy of the sign in bit 14 cleared) and converted exactly. The magnitudes' maximum is kept
+    // per byte, in the low 128 bits of `mag`, before the widening (CodesCanonical).
+    const __m128i f = _mm_loadu_si128(reinterpret_cast<const __m128i*>(fields));
+    const __m128i mag = _mm_and_si128(f, _mm_set1_epi8(static_cast<char>(F::kMagMask)));
+    bounds.mag = hn::Vec<DI>{_mm512_zextsi128_si512(_mm_max_epu8(_mm512_castsi512_si128(bounds.mag.raw), mag))};
+    __m256i h = _mm256_slli_epi16(_mm256_cvtepi8_epi16(f), 10 - F::kMbits);
+    if constexpr (10 - F::kMbits < 8) h = _mm256_and_si256(h, _mm256_set1_epi16(static_cast<short>(0xBFFF)));
+    return hn::Mul(eff, hn::Vec<D>{_mm512_cvtph_ps(h)});
   }
 #else
   static_assert(!kNibbles && !kF16);
@@ -2829,9 +2849,9 @@ bool DequantizeRowsT(const DequantizeJob& job) {
   const std::uint8_t* storage_end = nullptr;  // rows are contiguous: prefetches stop here
   if constexpr (kBytes) storage_end = job.storage + g.rows * job.pack.row_bytes;
   const int shift = VectorsPerBlockLog2(g.b, lanes);
-  // AVX2, e4m3 and e5m2 fields: decoded through f16 (DequantizeValue), the scales multiplied by
+  // AVX2 and AVX-512, e4m3 and e5m2 fields: decoded through f16 (DequantizeValue), the scales multiplied by
   // kF16Factor, in each chunk whose scales allow it exactly.
-  constexpr bool kF16 = HWY_TARGET == HWY_AVX2 && F16Decode<V, kBytes>();
+  constexpr bool kF16 = (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && F16Decode<V, kBytes>();
   constexpr float kF16Factor = kF16 ? static_cast<float>(1 << (15 - Fmt<V>::kBias)) : 1.0f;
   // Streamed tensors whose chunks all run as whole vectors go straight from the registers to
   // memory. The rows are contiguous and their length a whole number of vectors, so they all start
