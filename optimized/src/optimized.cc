@@ -194,8 +194,44 @@ detail::ScaleJob scale_source(const Scheme& s, std::optional<float> global) {
   return job;
 }
 
-struct Prepared {
+// The validation, layout, row geometry and packing of the last (scheme, shape, length) a thread
+// asked for, one slot with a data length (quantize) and one without (bytes to parse): all are
+// functions of those three alone, so a repeated call (every layer of one shape, every step of a
+// loop) skips them, some 140 ns of a 4096-element quantize on the Zen 4 of session 27 (a quarter
+// of the call). Only layouts that passed are kept; every per-call input (scales, global, table,
+// buffer sizes, the data) is still checked on every call. A plan is used by the call that asked
+// for it and by nothing it calls (the reference fallbacks use none), so a later call replacing it
+// never pulls it from under a user.
+struct LayoutPlan {
+  bool valid = false;
+  Scheme scheme;
+  Dims shape;
+  std::optional<std::size_t> len;
   Layout layout;
+  std::optional<Packing> pk;  // row_packing(layout)
+  RowGeometry geo;            // geometry(layout)
+  bool per_chunk = false;     // scales_per_chunk(scheme, layout)
+};
+
+// validate_scheme and make_layout(s, shape, len), through this thread's plan; nullptr when either fails.
+const LayoutPlan* layout_plan(const Scheme& s, std::span<const std::size_t> shape, std::optional<std::size_t> len) {
+  thread_local LayoutPlan plans[2];
+  LayoutPlan& p = plans[len.has_value() ? 0 : 1];
+  if (p.valid && p.len == len && p.shape == shape && p.scheme == s) return &p;
+  p.valid = false;
+  if (!validate_scheme(s).ok() || !make_layout_into(s, shape, len, p.layout).ok()) return nullptr;
+  p.scheme = s;
+  p.shape.assign(shape);  // make_layout checked the rank (at most kMaxRank)
+  p.len = len;
+  p.pk = row_packing(p.layout);
+  p.geo = geometry(p.layout);
+  p.per_chunk = scales_per_chunk(s, p.layout);
+  p.valid = true;
+  return &p;
+}
+
+struct Prepared {
+  const LayoutPlan* plan = nullptr;
   std::vector<float> stored;
   std::vector<float> eff;
   std::optional<float> global;
@@ -209,13 +245,13 @@ struct Prepared {
 std::optional<Prepared> prepare_quantize(const Scheme& s, std::span<const std::size_t> shape, std::size_t data_len,
                                          std::span<const float> scales, std::optional<float> global, Table table,
                                          std::int64_t tgt, std::span<std::uint8_t> out = {}, bool per_chunk_ok = false) {
-  if (!validate_scheme(s).ok() || s.two_level() != global.has_value() || !table_ok(s, table)) return std::nullopt;
-  Result<Layout> l = make_layout(s, shape, data_len);
-  if (!l.ok() || scales.size() != l->scale_count) return std::nullopt;
-  const bool encode = out.size() == l->total_bytes;
-  const bool per_chunk = per_chunk_ok && encode && scales_per_chunk(s, *l);
+  if (s.two_level() != global.has_value() || !table_ok(s, table)) return std::nullopt;
+  const LayoutPlan* lp = layout_plan(s, shape, data_len);
+  if (lp == nullptr || scales.size() != lp->layout.scale_count) return std::nullopt;
+  const bool encode = out.size() == lp->layout.total_bytes;
+  const bool per_chunk = per_chunk_ok && encode && lp->per_chunk;
   const std::size_t keep = per_chunk ? 0 : scales.size();
-  Prepared p{std::move(l).value(), std::vector<float>(encode ? 0 : keep), std::vector<float>(keep), std::nullopt, per_chunk};
+  Prepared p{lp, std::vector<float>(encode ? 0 : keep), std::vector<float>(keep), std::nullopt, per_chunk};
   if (global) {
     p.global = unsign_zero(*global);
     if (bad_scale(*p.global)) return std::nullopt;
@@ -226,7 +262,7 @@ std::optional<Prepared> prepare_quantize(const Scheme& s, std::span<const std::s
   job.raw = scales.data();
   job.stored = encode ? nullptr : p.stored.data();
   job.eff = p.eff.data();
-  if (encode) job.out_encoded = out.data() + p.layout.storage_bytes;
+  if (encode) job.out_encoded = out.data() + lp->layout.storage_bytes;
   if (!QCONFORM_CALL(Scales, tgt)(job)) return std::nullopt;
   return p;
 }
@@ -256,21 +292,21 @@ std::uint32_t load_le(const std::uint8_t* p, std::size_t width) {
 // `per_chunk`); not its scheme and shape, which only parse needs. With
 // `per_chunk` set on entry, a case that scales_per_chunk accepts leaves the scales to the kernel
 // (and keeps `per_chunk` set); otherwise it is cleared.
-std::optional<Layout> prepare_bytes(const Scheme& s, std::span<const std::size_t> shape,
-                                    std::span<const std::uint8_t> bytes, Table table, QTensor& t,
-                                    std::vector<float>& eff, std::int64_t tgt, bool& per_chunk, bool stored = true) {
-  if (!validate_scheme(s).ok() || !table_ok(s, table)) return std::nullopt;
-  Result<Layout> lr = make_layout(s, shape);
-  if (!lr.ok() || bytes.size() != lr->total_bytes) return std::nullopt;
-  const Layout& l = *lr;
+const LayoutPlan* prepare_bytes(const Scheme& s, std::span<const std::size_t> shape, std::span<const std::uint8_t> bytes,
+                                Table table, QTensor& t, std::vector<float>& eff, std::int64_t tgt, bool& per_chunk,
+                                bool stored = true) {
+  if (!table_ok(s, table)) return nullptr;
+  const LayoutPlan* lp = layout_plan(s, shape, std::nullopt);
+  if (lp == nullptr || bytes.size() != lp->layout.total_bytes) return nullptr;
+  const Layout& l = lp->layout;
   const std::size_t w = scale_bytes(s.scale_dtype());
   if (l.global_bytes) {
     const float g = std::bit_cast<float>(load_le(bytes.data() + l.storage_bytes + l.scale_count * w, 4));
-    if (bad_scale(g)) return std::nullopt;
+    if (bad_scale(g)) return nullptr;
     t.global = g;
   }
-  per_chunk = per_chunk && scales_per_chunk(s, l);
-  if (per_chunk) return std::move(lr).value();
+  per_chunk = per_chunk && lp->per_chunk;
+  if (per_chunk) return lp;
   if (stored) t.scales.resize(l.scale_count);
   eff.resize(l.scale_count);
   detail::ScaleJob job = scale_source(s, t.global);
@@ -278,8 +314,8 @@ std::optional<Layout> prepare_bytes(const Scheme& s, std::span<const std::size_t
   job.encoded = bytes.data() + l.storage_bytes;
   job.stored = stored ? t.scales.data() : nullptr;
   job.eff = eff.data();
-  if (!QCONFORM_CALL(Scales, tgt)(job)) return std::nullopt;
-  return std::move(lr).value();
+  if (!QCONFORM_CALL(Scales, tgt)(job)) return nullptr;
+  return lp;
 }
 
 // Stored scales (unless `scales_done`) and global after the value storage (SPEC §7).
@@ -316,7 +352,7 @@ bool write_storage(const Scheme& s, const Layout& l, std::span<const std::int32_
 // Codes of a validated quantize (lookup mode per element through the reference's quantize_value).
 bool quantize_codes(const Scheme& s, const Prepared& p, std::span<const float> data, Table table, std::int32_t* codes,
                     std::int64_t tgt) {
-  const RowGeometry g = geometry(p.layout);
+  const RowGeometry& g = p.plan->geo;
   if (s.mode == Mode::lookup) {
     detail::RowWalker walker(g);
     for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
@@ -410,17 +446,17 @@ Status quantize_into(const Scheme& s, std::span<const std::size_t> shape, std::s
   if (tgt == 0) return target_error(target);
   std::optional<Prepared> p = prepare_quantize(s, shape, data.size(), scales, global, table, tgt, out, /*per_chunk_ok=*/true);
   if (!p) return status_of(qconform::quantize(s, shape, data, scales, global, table));
-  const Layout& l = p->layout;
+  const Layout& l = p->plan->layout;
   if (out.size() != l.total_bytes) {
     // The size of `out` is reported after every check of the inputs (nan-input included).
     if (Status st = qconform::validate_quantize(s, shape, data, scales, global, table); !st.ok()) return st;
     return size_error(out.size(), l.total_bytes, "output buffer");
   }
-  const std::optional<Packing> pk = row_packing(l);
+  const std::optional<Packing>& pk = p->plan->pk;
   if (pk && s.mode == Mode::symmetric) {
     detail::QuantizeJob job;
     job.x = data.data();
-    job.geo = geometry(l);
+    job.geo = p->plan->geo;
     job.eff = p->eff.data();
     job.value = s.value;
     job.storage = out.data();
@@ -630,20 +666,19 @@ Result<QTensor> parse(const Scheme& s, std::span<const std::size_t> shape, std::
   QTensor t;
   std::vector<float> eff;
   bool per_chunk = false;
-  const std::optional<Layout> l = prepare_bytes(s, shape, bytes, table, t, eff, tgt, per_chunk);
-  if (!l) return qconform::parse(s, shape, bytes, table);
+  const LayoutPlan* lp = prepare_bytes(s, shape, bytes, table, t, eff, tgt, per_chunk);
+  if (lp == nullptr || !lp->pk) return qconform::parse(s, shape, bytes, table);
   t.scheme = s;
   t.shape.assign(shape.begin(), shape.end());
-  const std::optional<Packing> pk = row_packing(*l);
-  if (!pk) return qconform::parse(s, shape, bytes, table);
-  t.codes.resize(l->elements);
+  const Packing pk = *lp->pk;
+  t.codes.resize(lp->layout.elements);
   detail::PackJob job;
-  job.geo = geometry(*l);
+  job.geo = lp->geo;
   job.kind = code_kind(s);
   job.value = s.value;
   job.codes = t.codes.data();
   job.storage = const_cast<std::uint8_t*>(bytes.data());
-  job.pack = *pk;
+  job.pack = pk;
   if (!QCONFORM_CALL(UnpackRows, tgt)(job)) return qconform::parse(s, shape, bytes, table);
   return t;
 }
@@ -668,21 +703,19 @@ Status dequantize_from(const Scheme& s, std::span<const std::size_t> shape, std:
   QTensor t;
   std::vector<float> eff;
   bool per_chunk = true;
-  const std::optional<Layout> l = prepare_bytes(s, shape, bytes, table, t, eff, tgt, per_chunk, /*stored=*/false);
-  if (!l || s.mode != Mode::symmetric || out.size() != l->elements) return composed();
-  const std::optional<Packing> pk = row_packing(*l);
-  if (!pk) return composed();
+  const LayoutPlan* lp = prepare_bytes(s, shape, bytes, table, t, eff, tgt, per_chunk, /*stored=*/false);
+  if (lp == nullptr || s.mode != Mode::symmetric || out.size() != lp->layout.elements || !lp->pk) return composed();
   detail::DequantizeJob job;
-  job.geo = geometry(*l);
+  job.geo = lp->geo;
   job.eff = eff.data();
   detail::ScaleJob src = scale_source(s, t.global);
   if (per_chunk) {
-    src.encoded = bytes.data() + l->storage_bytes;
+    src.encoded = bytes.data() + lp->layout.storage_bytes;
     job.scale_src = &src;
   }
   job.value = s.value;
   job.storage = bytes.data();
-  job.pack = *pk;
+  job.pack = *lp->pk;
   job.out = out.data();
   if (!QCONFORM_CALL(DequantizeRows, tgt)(job)) return composed();
   return {};

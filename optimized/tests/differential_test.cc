@@ -1048,6 +1048,112 @@ TEST_P(Diff, CalibratedPlanReuse) {
   check_calibrate(s, steps.back().shape, data, qc::Calibration::minmax, target_, "after the size errors");
 }
 
+// quantize, quantize_into, parse and dequantize_from keep the validation and layout of their last
+// (scheme, shape, length) (optimized.cc's LayoutPlan): a run of cases, each changing one thing a
+// layout depends on (the shape's split at one length, the block, its dtype, the value, the store,
+// a second level, the mode) or none (new data and scales), every operation compared with the
+// reference each time; then, after a plan was made, the same scheme and shape with one element
+// short and one too many, too few scales, and a scheme that fails validation, each with the
+// reference's error, and the plan's case again.
+TEST_P(Diff, LayoutPlanReuse) {
+  struct Step {
+    std::string scheme;
+    qc::Shape shape;
+  };
+  const std::vector<Step> steps = {
+      {"value=q8s,block=32:f16", {4, 64}},
+      {"value=q8s,block=32:f16", {4, 64}},  // the same plan, new data and scales
+      {"value=q8s,block=32:f16", {8, 32}},
+      {"value=q8s,block=32:f16", {256}},
+      {"value=q8s,block=32:bf16", {256}},  // the same size, another scale encoding
+      {"value=q8s,block=16:f16", {256}},
+      {"value=q8s", {256}},
+      {"value=q8f", {256}},
+      {"value=q4s,block=16:f32", {256}},
+      {"value=q4s,store=native,block=16:f32", {256}},
+      {"value=q4s,block=16:ue4m3,tensor=f32", {256}},
+      {"value=q4s,mode=lookup,block=16:ue4m3,tensor=f32", {256}},
+      {"value=e2m1,store=packed_native:0,block=16:ue4m3", {16, 16}},
+      {"value=e2m1,store=packed_native:0,block=2x8:ue4m3", {16, 16}},
+      {"value=e2m1,store=packed_native:1,block=16:ue4m3", {16, 16}},  // packed across rows
+      {"value=e4m3,block=16:ue4m3", {16, 16}},
+      {"value=e4m3", {16, 16}},
+      {"value=e4m3", {256}},
+      // Two shapes of one length whose layouts have the same size and different bytes: rows of
+      // 12 codes take one u32 each, rows of 24 take two.
+      {"value=q2s,block=12:f32", {8, 12}},
+      {"value=q2s,block=12:f32", {4, 24}},
+      {"value=q2s,block=12:f32", {8, 12}},
+  };
+  std::uint32_t seed = 27001;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    SCOPED_TRACE("step " + std::to_string(i) + " " + steps[i].scheme);
+    Case c = make_case(scheme(steps[i].scheme), steps[i].shape, static_cast<int>(i % 3), seed++);
+    for (float& x : c.buf) x = std::isnan(x) ? 0.0f : x;  // nan-input is the data's error, not the plan's
+    ASSERT_TRUE(qc::quantize(c.s, c.shape, c.data(), c.scales, c.global, c.tbl()).ok()) << "every step is a valid case";
+    check_case(c, target_);
+  }
+  // After the last step's plans: inputs that share the plan's scheme and shape but not its checks.
+  const Step& last = steps.back();
+  Case c = make_case(scheme(last.scheme), last.shape, 0, seed++);
+  for (float& x : c.buf) x = std::isnan(x) ? 0.0f : x;
+  const std::size_t want_bytes = expected_bytes(c);
+  for (const std::size_t len : {c.count - 1, c.count + 1}) {
+    std::vector<float> data(len, 0.25f);
+    std::vector<std::uint8_t> out(want_bytes);
+    const qc::Result<qc::QTensor> want = qc::quantize(c.s, c.shape, data, c.scales, c.global);
+    ASSERT_FALSE(want.ok()) << len;
+    expect_same_result(want, opt::quantize(c.s, c.shape, data, c.scales, c.global, std::nullopt, target_), "quantize, length");
+    const qc::Status st = opt::quantize_into(c.s, c.shape, data, c.scales, c.global, out, std::nullopt, target_);
+    ASSERT_FALSE(st.ok()) << len;
+    EXPECT_EQ(want.kind(), st.kind()) << "quantize_into, length " << len;
+  }
+  {
+    const std::vector<float> fewer(c.scales.begin(), c.scales.end() - 1);
+    std::vector<std::uint8_t> out(want_bytes);
+    const qc::Result<qc::QTensor> want = qc::quantize(c.s, c.shape, c.data(), fewer, c.global);
+    ASSERT_FALSE(want.ok());
+    const qc::Status st = opt::quantize_into(c.s, c.shape, c.data(), fewer, c.global, out, std::nullopt, target_);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(want.kind(), st.kind()) << "quantize_into, one scale short";
+  }
+  const qc::Result<std::vector<std::uint8_t>> bytes = qc::serialize(qc::quantize(c.s, c.shape, c.data(), c.scales, c.global).value());
+  ASSERT_TRUE(bytes.ok());
+  {
+    // Another shape of the same length: the bytes parse there too (rows of 24, not 12), or not.
+    const qc::Shape other = {4, 24};
+    const qc::Result<qc::QTensor> want = qc::parse(c.s, other, *bytes);
+    const qc::Result<qc::QTensor> got = opt::parse(c.s, other, *bytes, std::nullopt, target_);
+    expect_same_result(want, got, "parse, another shape");
+    if (want.ok() && got.ok()) {
+      EXPECT_EQ(want->codes, got->codes) << "parse, another shape";
+    }
+    std::vector<float> from(c.count);
+    const qc::Status st = opt::dequantize_from(c.s, other, *bytes, from, std::nullopt, target_);
+    const qc::Result<std::vector<float>> deq = want.ok() ? qc::dequantize(*want) : qc::Result<std::vector<float>>(want.error());
+    ASSERT_EQ(deq.ok(), st.ok()) << "dequantize_from, another shape";
+    if (deq.ok()) expect_same_floats(*deq, from, "dequantize_from, another shape");
+  }
+  {
+    // The plan's scheme and shape with a block dtype that validate_scheme rejects.
+    qc::Scheme bad = c.s;
+    bad.block->dtype = qc::ScaleDtype::ue8m0;
+    std::vector<std::uint8_t> out(want_bytes);
+    const qc::Result<qc::QTensor> want = qc::quantize(bad, c.shape, c.data(), c.scales, c.global);
+    ASSERT_FALSE(want.ok());
+    const qc::Status st = opt::quantize_into(bad, c.shape, c.data(), c.scales, c.global, out, std::nullopt, target_);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(want.kind(), st.kind()) << "quantize_into, invalid scheme";
+    const qc::Result<qc::QTensor> pwant = qc::parse(bad, c.shape, *bytes);
+    ASSERT_FALSE(pwant.ok());
+    std::vector<float> from(c.count);
+    const qc::Status fs = opt::dequantize_from(bad, c.shape, *bytes, from, std::nullopt, target_);
+    ASSERT_FALSE(fs.ok());
+    EXPECT_EQ(pwant.kind(), fs.kind()) << "dequantize_from, invalid scheme";
+  }
+  check_case(c, target_);
+}
+
 // Every error kind quantize can return, with the reference's kind.
 TEST_P(DiffValue, QuantizeErrors) {
   const std::string v(qc::info(value_).name);
