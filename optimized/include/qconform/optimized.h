@@ -67,6 +67,10 @@ struct Target {
 // composition named, or its first error; `out` must then be exactly the right size, else
 // truncated-buffer (too short) or trailing-bytes (too long) for bytes, shape-mismatch for floats,
 // reported after every check of the inputs. On an error the contents of `out` are unspecified.
+// quantize, quantize_into, parse and dequantize_from keep, per thread, the scheme validation and
+// layout of the last (scheme, shape, length) they ran on (one plan for quantize's, one for
+// parse's), so repeating a call with the same three skips those steps; every other input is
+// checked on every call.
 //
 // serialize(quantize(s, shape, data, scales, global, table)) into `out`.
 [[nodiscard]] Status quantize_into(const Scheme& s, std::span<const std::size_t> shape,
