@@ -495,27 +495,23 @@ struct OnePassPlan {
 };
 
 // Builds the plan when the one pass applies: one-level per-block minmax whose block lies inside
-// one row and divides it, on a layout packed along the last axis.
+// one row and divides it, on a layout packed along the last axis. Validation, layout, packing and
+// geometry come from layout_plan (the same slot quantize_into uses).
 bool make_one_pass_plan(const Scheme& s, std::span<const std::size_t> shape, std::size_t len, OnePassPlan& plan) {
   plan.valid = false;
-  if (!s.block || s.tensor || s.mode != Mode::symmetric || s.block->dims.size() != 1 || !validate_scheme(s).ok()) {
-    return false;
-  }
-  Layout l;
-  if (!make_layout_into(s, shape, len, l).ok() || l.rank < 1) return false;
-  const std::optional<Packing> pk = row_packing(l);
-  const RowGeometry g = geometry(l);
-  if (!pk || g.n % g.b != 0) return false;
+  if (!s.block || s.tensor || s.mode != Mode::symmetric || s.block->dims.size() != 1) return false;
+  const LayoutPlan* lp = layout_plan(s, shape, len);
+  if (lp == nullptr || lp->layout.rank < 1 || !lp->pk || lp->geo.n % lp->geo.b != 0) return false;
   plan.scheme = s;
   plan.shape.assign(shape);
   plan.len = len;
-  plan.total_bytes = l.total_bytes;
-  plan.storage_bytes = l.storage_bytes;
+  plan.total_bytes = lp->layout.total_bytes;
+  plan.storage_bytes = lp->layout.storage_bytes;
   plan.job = detail::CalibrateQuantizeJob{};
-  plan.job.geo = g;
+  plan.job.geo = lp->geo;
   plan.job.value = s.value;
   plan.job.dtype = s.scale_dtype();
-  plan.job.pack = *pk;
+  plan.job.pack = *lp->pk;
   plan.valid = true;
   return true;
 }
@@ -670,7 +666,6 @@ Result<QTensor> parse(const Scheme& s, std::span<const std::size_t> shape, std::
   if (lp == nullptr || !lp->pk) return qconform::parse(s, shape, bytes, table);
   t.scheme = s;
   t.shape.assign(shape.begin(), shape.end());
-  const Packing pk = *lp->pk;
   t.codes.resize(lp->layout.elements);
   detail::PackJob job;
   job.geo = lp->geo;
@@ -678,7 +673,7 @@ Result<QTensor> parse(const Scheme& s, std::span<const std::size_t> shape, std::
   job.value = s.value;
   job.codes = t.codes.data();
   job.storage = const_cast<std::uint8_t*>(bytes.data());
-  job.pack = pk;
+  job.pack = *lp->pk;
   if (!QCONFORM_CALL(UnpackRows, tgt)(job)) return qconform::parse(s, shape, bytes, table);
   return t;
 }

@@ -2851,7 +2851,8 @@ bool DequantizeRowsT(const DequantizeJob& job) {
   const int shift = VectorsPerBlockLog2(g.b, lanes);
   // AVX2 and AVX-512, e4m3 and e5m2 fields: decoded through f16 (DequantizeValue), the scales multiplied by
   // kF16Factor, in each chunk whose scales allow it exactly.
-  constexpr bool kF16 = (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && F16Decode<V, kBytes>();
+  constexpr bool kF16 = (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) &&
+                        F16Decode<V, kBytes>();
   constexpr float kF16Factor = kF16 ? static_cast<float>(1 << (15 - Fmt<V>::kBias)) : 1.0f;
   // Streamed tensors whose chunks all run as whole vectors go straight from the registers to
   // memory. The rows are contiguous and their length a whole number of vectors, so they all start
