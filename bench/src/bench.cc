@@ -328,8 +328,8 @@ int run(bool json, double min_time_seconds, std::string_view filter) {
         benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(row->name.c_str(), [r](benchmark::State& st) { run_one(st, *r); });
         b->UseRealTime()->Unit(benchmark::kNanosecond);
         if (kSizes[z].dram) {
-          // kPairedIterations: with 5, the median ratio of one case moved from 0.72 to 1.0
-          // between full runs on the Zen 5 of session 28 (bench/README.md).
+          // kPairedIterations: with 5, the median ratio of one case was 0.72, 0.87 and 0.97 in
+          // three full runs on the Zen 5 of session 28 (bench/README.md).
           b->Iterations(kind == ImplKind::reference ? 1 : kind == ImplKind::optimized ? kPairedIterations : 4);
         } else {
           b->MinTime(min_time_seconds);
