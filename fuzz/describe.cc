@@ -9,8 +9,8 @@
 namespace qconform::fuzz {
 namespace {
 
-constexpr std::string_view kTargets[] = {"scheme_qparams", "scheme_text", "parse_bytes",
-                                         "minifloat",      "dequantize",  "calibrate"};
+constexpr std::string_view kTargets[] = {"scheme_qparams", "scheme_text", "parse_bytes", "minifloat",
+                                         "dequantize",     "calibrate",   "target_bits"};
 
 Table table_of(const std::optional<std::vector<float>>& t) {
   return t ? Table(std::span<const float>(*t)) : std::nullopt;
@@ -80,6 +80,20 @@ std::string escape(std::span<const std::uint8_t> bytes) {
   return out;
 }
 
+// A scheme_qparams case and the reference's quantize of it.
+std::string quant_text(const QuantCase& c) {
+  std::string out = "scheme: " + describe_scheme(c.scheme) + "\n";
+  out += "shape:  " + describe_shape(c.shape) + "\n";
+  out += "scales: " + describe_floats(c.scales) + "\n";
+  out += "global: " + global_text(c.global) + "\n";
+  out += "table:  " + table_text(c.table) + "\n";
+  out += "data:   " + describe_floats(c.data) + "\n";
+  out += result_text(run_quant(c), [](const QTensor& t) {
+    return ", codes " + codes_text(t.codes) + "\n  stored scales " + describe_floats(t.scales);
+  });
+  return out;
+}
+
 }  // namespace
 
 std::span<const std::string_view> target_names() noexcept { return kTargets; }
@@ -89,6 +103,7 @@ std::optional<ErrorKind> reference_outcome(std::string_view target, std::span<co
   if (target == "parse_bytes") return kind_of(run_parse(decode_parse(bytes)));
   if (target == "dequantize") return kind_of(run_dequant(decode_dequant(bytes)));
   if (target == "calibrate") return kind_of(run_calib(decode_calib(bytes)));
+  if (target == "target_bits") return kind_of(run_quant(decode_target(bytes).quant));
   if (target == "scheme_text") {
     return kind_of(parse_scheme(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
   }
@@ -100,16 +115,11 @@ std::string describe(std::span<const std::uint8_t> bytes) { return describe("sch
 std::string describe(std::string_view target, std::span<const std::uint8_t> bytes) {
   std::string out = "target: " + std::string(target) + " (" + std::to_string(bytes.size()) + " bytes)\n";
   if (target == "scheme_qparams") {
-    const QuantCase c = decode_quant(bytes);
-    out += "scheme: " + describe_scheme(c.scheme) + "\n";
-    out += "shape:  " + describe_shape(c.shape) + "\n";
-    out += "scales: " + describe_floats(c.scales) + "\n";
-    out += "global: " + global_text(c.global) + "\n";
-    out += "table:  " + table_text(c.table) + "\n";
-    out += "data:   " + describe_floats(c.data) + "\n";
-    out += result_text(run_quant(c), [](const QTensor& t) {
-      return ", codes " + codes_text(t.codes) + "\n  stored scales " + describe_floats(t.scales);
-    });
+    out += quant_text(decode_quant(bytes));
+  } else if (target == "target_bits") {
+    const TargetCase c = decode_target(bytes);
+    out += "target: " + describe_pick(c) + "\n";
+    out += quant_text(c.quant);
   } else if (target == "parse_bytes") {
     const ParseCase c = decode_parse(bytes);
     out += "scheme: " + describe_scheme(c.scheme) + "\n";

@@ -29,6 +29,10 @@
 
 #include "producer.h"
 #include "qconform/fuzz_producer.h"
+#ifdef QCONFORM_FUZZ_HAVE_OPTIMIZED
+#include "qconform/optimized.h"
+#include "target_value.h"
+#endif
 
 using namespace qconform;
 using namespace qconform::fuzz;
@@ -55,10 +59,15 @@ void problem(const std::string& what) {
 
 std::string kind_name(std::optional<ErrorKind> k) { return k ? std::string(to_string(*k)) : std::string("ok"); }
 
-// The kind a seed's name promises: "kind-<error-kind>..." (the longest matching kind name).
+// The kind a seed's name promises: "kind-<error-kind>..." (the longest matching kind name;
+// implementation-fault too, which only target_bits files reach).
 std::optional<ErrorKind> promised_kind(std::string_view name) {
   if (!name.starts_with("kind-")) return std::nullopt;
   const std::string_view rest = name.substr(5);
+  constexpr std::string_view kFault = "implementation-fault";
+  if (rest.starts_with(kFault) && (rest.size() == kFault.size() || rest[kFault.size()] == '-')) {
+    return ErrorKind::implementation_fault;
+  }
   std::optional<ErrorKind> best;
   std::size_t best_len = 0;
   for (const auto& [kind, text] : kErrorKinds) {
@@ -70,9 +79,31 @@ std::optional<ErrorKind> promised_kind(std::string_view name) {
   return best;
 }
 
+// The outcome a file's name speaks of: the reference's, except for target_bits, whose files are
+// about the optimized library called with the file's target value (nullopt when it is not built:
+// those files are then not checked).
+std::optional<std::optional<ErrorKind>> outcome(const std::string& target, std::span<const std::uint8_t> bytes) {
+  if (target != "target_bits") return reference_outcome(target, bytes);
+#ifdef QCONFORM_FUZZ_HAVE_OPTIMIZED
+  const TargetCase c = decode_target(bytes);
+  const QuantCase& q = c.quant;
+  const Table table = q.table ? Table(std::span<const float>(*q.table)) : std::nullopt;
+  const Result<QTensor> r =
+      optimized::quantize(q.scheme.scheme, q.shape, q.data, q.scales, q.global, table, target_value(c));
+  return r.ok() ? std::nullopt : std::optional<ErrorKind>(r.kind());
+#else
+  return std::nullopt;
+#endif
+}
+
 // Registers a seed after checking that its outcome is what its name says.
 void add(const std::string& target, const std::string& name, std::vector<std::uint8_t> bytes) {
-  const std::optional<ErrorKind> got = reference_outcome(target, bytes);
+  const std::optional<std::optional<ErrorKind>> checked = outcome(target, bytes);
+  if (!checked) {
+    g_seeds.push_back(Seed{target, name, std::move(bytes)});
+    return;
+  }
+  const std::optional<ErrorKind> got = *checked;
   if (name.starts_with("kind-")) {
     const std::optional<ErrorKind> want = promised_kind(name);
     if (!want) problem(target + "/" + name + ": the name names no error kind");
@@ -99,6 +130,7 @@ void add_quant(const std::string& name, const QuantCase& c) { add_case("scheme_q
 void add_parse(const std::string& name, const ParseCase& c) { add_case("parse_bytes", name, c, decode_parse); }
 void add_dequant(const std::string& name, const DequantCase& c) { add_case("dequantize", name, c, decode_dequant); }
 void add_calib(const std::string& name, const CalibCase& c) { add_case("calibrate", name, c, decode_calib); }
+void add_target(const std::string& name, const TargetCase& c) { add_case("target_bits", name, c, decode_target); }
 
 // ---- schemes ---------------------------------------------------------------------------------
 
@@ -591,6 +623,21 @@ void dequant_seeds() {
   add_dequant("kind-invalid-code-lookup-index", c);
 }
 
+// target_bits: any 64-bit target value. Only values whose meaning is the same on every machine
+// and compiler: 0, and values that are never a target (Highway's x86 targets are single bits 7 to
+// 12, 61 and 62; bit 63 is never used).
+void target_seeds() {
+  const QuantCase blocked = family_case(with_block(scheme(Value::q8s), {4}, ScaleDtype::f16));
+  add_target("ok-best-target-q8s-block", TargetCase{TargetPick::best, 0, blocked});
+  add_target("kind-missing-global-scale-best-target", TargetCase{TargetPick::best, 0, seed_case()});
+  add_target("kind-implementation-fault-minus-one", TargetCase{TargetPick::raw, ~std::uint64_t{0}, blocked});
+  add_target("kind-implementation-fault-two-bits", TargetCase{TargetPick::raw, (1u << 9) | (1u << 11), blocked});
+  add_target("kind-implementation-fault-bit-63", TargetCase{TargetPick::bit, 63, blocked});
+  add_target("kind-implementation-fault-reserved-bit-0", TargetCase{TargetPick::bit, 0, blocked});
+  // The target is checked before the scheme: no missing-global-scale here.
+  add_target("kind-implementation-fault-whatever-else-is-wrong", TargetCase{TargetPick::raw, ~std::uint64_t{0}, seed_case()});
+}
+
 void calib_seeds() {
   for (const BadScheme& b : bad_schemes()) {
     add_calib("kind-" + b.kind_suffix, CalibCase{b.scheme, {2, 8}, Calibration::minmax, ramp(16, 1.0f, false)});
@@ -788,13 +835,16 @@ int check(const fs::path& corpus, const std::vector<std::string>& targets) {
     std::sort(files.begin(), files.end());
     for (const fs::path& f : files) {
       const std::vector<std::uint8_t> bytes = read_file(f);
-      const std::optional<ErrorKind> got = reference_outcome(t, bytes);
+      const std::optional<std::optional<ErrorKind>> checked = outcome(t, bytes);
+      if (!checked) continue;
+      const std::optional<ErrorKind> got = *checked;
+      const char* who = t == "target_bits" ? "the optimized library gives " : "reference gives ";
       seen[t][kind_name(got)] += 1;
       const std::string name = f.filename().string();
       if (name.starts_with("kind-") && promised_kind(name) != got) {
-        problem(f.string() + ": named " + kind_name(promised_kind(name)) + ", reference gives " + kind_name(got));
+        problem(f.string() + ": named " + kind_name(promised_kind(name)) + ", " + who + kind_name(got));
       }
-      if (name.starts_with("ok-") && got) problem(f.string() + ": named ok, reference gives " + kind_name(got));
+      if (name.starts_with("ok-") && got) problem(f.string() + ": named ok, " + who + kind_name(got));
       if (t == "scheme_qparams") {
         const QuantCase c = decode_quant(bytes);
         if (!c.scheme.text_error) {
@@ -816,6 +866,7 @@ int check(const fs::path& corpus, const std::vector<std::string>& targets) {
   std::printf("\n");
   std::vector<std::string> rows{"ok"};
   for (const auto& [kind, name] : kErrorKinds) rows.emplace_back(name);
+  rows.emplace_back(to_string(ErrorKind::implementation_fault));
   for (const std::string& row : rows) {
     std::printf("%-28s", row.c_str());
     for (const std::string& t : targets) {
@@ -840,6 +891,13 @@ int check(const fs::path& corpus, const std::vector<std::string>& targets) {
       problem("no corpus file of scheme_qparams, parse_bytes or calibrate reaches " + k);
     }
   }
+  // The optimized library's own kind: an unrunnable target value (target_bits).
+#ifdef QCONFORM_FUZZ_HAVE_OPTIMIZED
+  if (std::find(targets.begin(), targets.end(), "target_bits") != targets.end() &&
+      !seen["target_bits"].count(std::string(to_string(ErrorKind::implementation_fault)))) {
+    problem("no corpus file of target_bits reaches implementation-fault");
+  }
+#endif
   // Every scheme family (value x store x level) is in scheme_qparams's corpus.
   for (const ValueInfo& vi : kValues) {
     for (StoreKind k : {StoreKind::native, StoreKind::packed_u32, StoreKind::packed_native}) {
@@ -859,6 +917,7 @@ int write(const fs::path& out) {
   parse_seeds();
   dequant_seeds();
   calib_seeds();
+  target_seeds();
   text_seeds();
   minifloat_seeds();
   if (g_errors) return 1;

@@ -490,6 +490,46 @@ bool same_case(const CalibCase& a, const CalibCase& b) {
          same_floats(a.data, b.data);
 }
 
+// ---- target_bits ---------------------------------------------------------------------------
+// the pick byte, the argument (8 bytes), then a scheme_qparams case.
+
+TargetCase decode_target(std::span<const std::uint8_t> data) {
+  Producer p(data);
+  TargetCase c;
+  c.pick = static_cast<TargetPick>(p.raw(1) % 4);
+  c.arg = p.raw(8);
+  c.quant = decode_quant(p.rest());
+  return c;
+}
+
+std::vector<std::uint8_t> encode(const TargetCase& c) {
+  Writer w;
+  w.raw(static_cast<std::uint64_t>(c.pick), 1);
+  w.raw(c.arg, 8);
+  w.bytes(encode(c.quant));
+  return w.out;
+}
+
+bool same_case(const TargetCase& a, const TargetCase& b) {
+  return a.pick == b.pick && a.arg == b.arg && same_case(a.quant, b.quant);
+}
+
+std::string describe_pick(const TargetCase& c) {
+  char buf[96];
+  switch (c.pick) {
+    case TargetPick::best: return "0 (the best supported target)";
+    case TargetPick::compiled:
+      std::snprintf(buf, sizeof buf, "compiled target %llu (mod their count)", static_cast<unsigned long long>(c.arg));
+      return buf;
+    case TargetPick::bit:
+      std::snprintf(buf, sizeof buf, "1 << %llu", static_cast<unsigned long long>(c.arg % 64));
+      return buf;
+    case TargetPick::raw: break;
+  }
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(c.arg));
+  return buf;
+}
+
 // ---- minifloat -----------------------------------------------------------------------------
 
 std::vector<float> decode_minifloat_values(std::span<const std::uint8_t> data) {

@@ -106,6 +106,17 @@ struct CalibCase {  // calibrate
   std::vector<float> data;
 };
 
+// target_bits: which value the optimized library's trailing `target` argument gets, then a
+// scheme_qparams case. The pick is a byte (mod 4), the argument 8 bytes; the target maps them to
+// a value (fuzz/target_bits.cc): 0, the compiled target with index arg mod their count, one bit
+// (1 << arg mod 64), or arg itself.
+enum class TargetPick : std::uint8_t { best, compiled, bit, raw };
+struct TargetCase {
+  TargetPick pick = TargetPick::best;
+  std::uint64_t arg = 0;
+  QuantCase quant;
+};
+
 [[nodiscard]] SchemeCase decode_scheme(Producer& p);
 void encode_scheme(Writer& w, const SchemeCase& s);
 [[nodiscard]] Shape decode_shape(Producer& p);
@@ -119,6 +130,8 @@ void encode_shape(Writer& w, const Shape& shape);
 [[nodiscard]] std::vector<std::uint8_t> encode(const DequantCase& c);
 [[nodiscard]] CalibCase decode_calib(std::span<const std::uint8_t> data);
 [[nodiscard]] std::vector<std::uint8_t> encode(const CalibCase& c);
+[[nodiscard]] TargetCase decode_target(std::span<const std::uint8_t> data);
+[[nodiscard]] std::vector<std::uint8_t> encode(const TargetCase& c);
 // minifloat: a run of value()s, at most kMaxMinifloatValues.
 inline constexpr std::size_t kMaxMinifloatValues = 64;
 [[nodiscard]] std::vector<float> decode_minifloat_values(std::span<const std::uint8_t> data);
@@ -129,6 +142,7 @@ inline constexpr std::size_t kMaxMinifloatValues = 64;
 [[nodiscard]] bool same_case(const ParseCase& a, const ParseCase& b);
 [[nodiscard]] bool same_case(const DequantCase& a, const DequantCase& b);
 [[nodiscard]] bool same_case(const CalibCase& a, const CalibCase& b);
+[[nodiscard]] bool same_case(const TargetCase& a, const TargetCase& b);
 
 // Element count of a shape, nullopt on overflow.
 [[nodiscard]] std::optional<std::size_t> element_count(std::span<const std::size_t> shape) noexcept;
@@ -139,5 +153,6 @@ inline constexpr std::size_t kMaxMinifloatValues = 64;
 [[nodiscard]] std::string describe_scheme(const SchemeCase& s);
 [[nodiscard]] std::string describe_shape(std::span<const std::size_t> shape);
 [[nodiscard]] std::string describe_floats(std::span<const float> xs, std::size_t limit = 64);
+[[nodiscard]] std::string describe_pick(const TargetCase& c);
 
 }  // namespace qconform::fuzz

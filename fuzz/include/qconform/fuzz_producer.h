@@ -24,7 +24,8 @@ namespace qconform::fuzz {
 [[nodiscard]] std::span<const std::string_view> target_names() noexcept;
 
 // The error kind the reference gives for `bytes` read as `target`'s input (nullopt: success or a
-// target without a single error outcome, such as minifloat).
+// target without a single error outcome, such as minifloat). For target_bits: the reference's
+// quantize of the case, as if the target value were a runnable one.
 [[nodiscard]] std::optional<ErrorKind> reference_outcome(std::string_view target,
                                                          std::span<const std::uint8_t> bytes);
 
