@@ -712,13 +712,13 @@ HWY_INLINE void QuantizeVecRcp(D d, const float* HWY_RESTRICT x, float eff, hn::
     code = hn::BitCast(di, hn::ShiftRight<14>(t));  // low 8 bits: K mod 256 (see above)
     if constexpr (!kBytes) code = hn::Sub(code, hn::Set(di, static_cast<std::int32_t>(kGridBias)));
   } else if constexpr (!F::kMini) {
-    const auto magic = hn::Set(d, 0x1.8p23f);
-    const auto b1 = hn::Add(hn::MulAdd(v, rcp, hn::Set(d, kIntEps)), magic);
-    const auto b2 = hn::Add(hn::MulAdd(v, rcp, hn::Set(d, -kIntEps)), magic);
+    const auto magic = Konst(d, 0x1.8p23f);
+    const auto b1 = hn::Add(hn::MulAdd(v, rcp, Konst(d, kIntEps)), magic);
+    const auto b2 = hn::Add(hn::MulAdd(v, rcp, Konst(d, -kIntEps)), magic);
     exact = hn::AllTrue(d, hn::Eq(b1, b2));
     constexpr std::int32_t kBias = 0x4B400000;
-    code = hn::Min(hn::Max(hn::BitCast(di, b1), hn::Set(di, kBias + static_cast<std::int32_t>(F::kLo))),
-                   hn::Set(di, kBias + static_cast<std::int32_t>(F::kHi)));
+    code = hn::Min(hn::Max(hn::BitCast(di, b1), Konst(di, kBias + static_cast<std::int32_t>(F::kLo))),
+                   Konst(di, kBias + static_cast<std::int32_t>(F::kHi)));
     if constexpr (!kBytes) code = hn::Sub(code, hn::Set(di, kBias));
   } else {
     // Every midpoint of two adjacent minifloats (the code's only steps: saturation happens at
