@@ -8,7 +8,11 @@
 // ceiling and to the reference measured in the same run. At the DRAM size each optimized
 // iteration is paired with a ceiling pass just before it, and the ratio is the median of the
 // iterations' ratios: the host's noise at that size comes in bursts of seconds, which a ceiling
-// measured in a benchmark of its own does not share.
+// measured in a benchmark of its own does not share. At the cached sizes every row (ceiling,
+// reference, each target) runs as kSlices slices of a fifth of --min-time each, taken in rounds
+// (slice 0 of every cached row, then slice 1, ...) so that one row's slices are spread over the
+// whole cached part of the run, and reports its median slice: a slow spell of the host that lasts
+// seconds then lowers at most some slices of every row instead of every slice of a few rows.
 //
 // What is timed is what a user ships: quantize to serialized bytes (quantize_into,
 // calibrate_quantize_into) and dequantize from serialized bytes (dequantize_from), into buffers
@@ -27,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -77,6 +82,8 @@ constexpr std::size_t kRow = 4096;  // last extent of every benchmark tensor
 // Iterations of each optimized row at the DRAM size, each paired with a ceiling pass; odd, so
 // that the median is one of them.
 constexpr int kPairedIterations = 11;
+// Slices of each row at the cached sizes, the median reported; odd, as above.
+constexpr int kSlices = 5;
 
 enum class ImplKind : std::uint8_t { ceiling, reference, optimized };
 
@@ -85,7 +92,8 @@ struct Row {
   ImplKind kind = ImplKind::reference;
   std::int64_t target = 0;
   std::string impl, target_name, name;
-  std::optional<double> seconds;  // per iteration
+  std::optional<double> seconds;  // per iteration (the median repetition's, at the cached sizes)
+  std::vector<double> slices;     // seconds per iteration of each slice (one at the DRAM size)
   std::vector<double> paired;     // DRAM, optimized: ceiling time / own time, per iteration
   std::string error;
 };
@@ -266,19 +274,25 @@ class Collector : public benchmark::BenchmarkReporter {
  public:
   explicit Collector(std::map<std::string, Row*>& rows) : rows_(rows) {}
   bool ReportContext(const Context&) override { return true; }
+  // Called once per slice.
   void ReportRuns(const std::vector<Run>& runs) override {
+    Row* row = nullptr;
     for (const Run& r : runs) {
       auto it = rows_.find(r.run_name.function_name);
       if (it == rows_.end() || r.run_type != Run::RT_Iteration) continue;
-      Row& row = *it->second;
+      row = it->second;
       if (r.error_occurred) {
-        row.error = r.error_message;
+        row->error = r.error_message;
       } else if (r.iterations > 0) {
-        row.seconds = r.real_accumulated_time / static_cast<double>(r.iterations);
+        row->slices.push_back(r.real_accumulated_time / static_cast<double>(r.iterations));
       }
-      std::fprintf(stderr, "  %-44s %s\n", row.name.c_str(),
-                   row.seconds ? (std::to_string(*row.seconds * 1e9 / elements(row)) + " ns/element").c_str()
-                               : ("error: " + row.error).c_str());
+    }
+    if (row == nullptr) return;
+    if (row->error.empty() && !row->slices.empty()) row->seconds = median(row->slices);
+    if (!row->error.empty() || row->slices.size() == (kSizes[row->z].dram ? 1u : static_cast<std::size_t>(kSlices))) {
+      std::fprintf(stderr, "  %-44s %s\n", row->name.c_str(),
+                   row->seconds ? (std::to_string(*row->seconds * 1e9 / elements(*row)) + " ns/element").c_str()
+                                : ("error: " + row->error).c_str());
     }
   }
   static double elements(const Row& row) { return static_cast<double>(kSizes[row.z].bytes / sizeof(float)); }
@@ -324,17 +338,6 @@ int run(bool json, double min_time_seconds, std::string_view filter) {
         row->target_name = std::move(tname);
         row->name = std::string(kCases[c].name) + "/" + kSizes[z].label + "/" + row->impl +
                     (row->target_name.empty() ? "" : ":" + row->target_name);
-        Row* r = row.get();
-        benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(row->name.c_str(), [r](benchmark::State& st) { run_one(st, *r); });
-        b->UseRealTime()->Unit(benchmark::kNanosecond);
-        if (kSizes[z].dram) {
-          // kPairedIterations: with 5, the median ratio of one case was 0.72, 0.87 and 0.97 in
-          // three full runs on the Zen 5 of session 28 (bench/README.md).
-          b->Iterations(kind == ImplKind::reference ? 1 : kind == ImplKind::optimized ? kPairedIterations : 4);
-        } else {
-          b->MinTime(min_time_seconds);
-        }
-        by_name[row->name] = row.get();
         rows.push_back(std::move(row));
       };
       add(ImplKind::ceiling, 0, "ceiling", opt::target_name(opt::best_target()));
@@ -342,8 +345,37 @@ int run(bool json, double min_time_seconds, std::string_view filter) {
       for (const opt::Target& t : targets) add(ImplKind::optimized, t.bits, "optimized", t.name);
     }
   }
+  // The filter picks rows by their name "<case>/<size>/<impl>[:<target>]" (a slice's benchmark
+  // name adds "#<slice>").
+  std::regex pick;
+  try {
+    pick = std::regex(filter.empty() ? std::string(".") : std::string(filter));
+  } catch (const std::regex_error& e) {
+    std::fprintf(stderr, "qconform bench: bad filter '%.*s': %s\n", static_cast<int>(filter.size()), filter.data(), e.what());
+    return 1;
+  }
+  std::erase_if(rows, [&](const std::unique_ptr<Row>& r) { return !std::regex_search(r->name, pick); });
+  // Registration order is run order: the cached rows' slices in rounds, then the DRAM rows.
+  auto enroll = [&](Row* r, const std::string& name) {
+    benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(name.c_str(), [r](benchmark::State& st) { run_one(st, *r); });
+    b->UseRealTime()->Unit(benchmark::kNanosecond);
+    by_name[name] = r;
+    return b;
+  };
+  for (int slice = 0; slice < kSlices; ++slice) {
+    for (const auto& r : rows) {
+      if (!kSizes[r->z].dram) enroll(r.get(), r->name + "#" + std::to_string(slice))->MinTime(min_time_seconds / kSlices);
+    }
+  }
+  for (const auto& r : rows) {
+    // kPairedIterations: with 5, the median ratio of one case was 0.72, 0.87 and 0.97 in three
+    // full runs on the Zen 5 of session 28 (bench/README.md).
+    if (kSizes[r->z].dram) {
+      enroll(r.get(), r->name)->Iterations(r->kind == ImplKind::reference ? 1 : r->kind == ImplKind::optimized ? kPairedIterations : 4);
+    }
+  }
   Collector collector(by_name);
-  const std::size_t ran = benchmark::RunSpecifiedBenchmarks(&collector, filter.empty() ? std::string("all") : std::string(filter));
+  const std::size_t ran = rows.empty() ? 0 : benchmark::RunSpecifiedBenchmarks(&collector, std::string("all"));
   g_prep = Prepared{};
   g_size = SizeData{};
   if (ran == 0) {

@@ -10,7 +10,9 @@ namespace qconform::bench {
 // prints a table, or with `json` a JSON array with one object per case, size and implementation:
 // case, bytes (f32 side), impl, target, ns_per_element, gb_per_s (f32 bytes per second),
 // ratio_to_ceiling (ceiling time / this time) and ratio_to_reference (reference time / this time).
-// Small sizes run for at least `min_time_seconds`; the DRAM size runs a fixed few iterations.
+// At the small sizes each row runs for at least `min_time_seconds` in all, as five slices taken in
+// rounds over the whole run, and reports its median slice; the DRAM size runs a fixed few
+// iterations, each optimized one paired with a ceiling pass (the ratio: their median).
 // Returns 0, or 1 when nothing matched or a run failed.
 int run(bool json, double min_time_seconds, std::string_view filter);
 
