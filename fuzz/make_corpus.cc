@@ -635,7 +635,8 @@ void target_seeds() {
   add_target("kind-implementation-fault-bit-63", TargetCase{TargetPick::bit, 63, blocked});
   add_target("kind-implementation-fault-reserved-bit-0", TargetCase{TargetPick::bit, 0, blocked});
   // The target is checked before the scheme: no missing-global-scale here.
-  add_target("kind-implementation-fault-whatever-else-is-wrong", TargetCase{TargetPick::raw, ~std::uint64_t{0}, seed_case()});
+  add_target("kind-implementation-fault-whatever-else-is-wrong",
+             TargetCase{TargetPick::raw, ~std::uint64_t{0}, seed_case()});
 }
 
 void calib_seeds() {

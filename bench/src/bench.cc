@@ -92,7 +92,7 @@ struct Row {
   ImplKind kind = ImplKind::reference;
   std::int64_t target = 0;
   std::string impl, target_name, name;
-  std::optional<double> seconds;  // per iteration (the median repetition's, at the cached sizes)
+  std::optional<double> seconds;  // per iteration (the median slice's, at the cached sizes)
   std::vector<double> slices;     // seconds per iteration of each slice (one at the DRAM size)
   std::vector<double> paired;     // DRAM, optimized: ceiling time / own time, per iteration
   std::string error;
@@ -289,7 +289,8 @@ class Collector : public benchmark::BenchmarkReporter {
     }
     if (row == nullptr) return;
     if (row->error.empty() && !row->slices.empty()) row->seconds = median(row->slices);
-    if (!row->error.empty() || row->slices.size() == (kSizes[row->z].dram ? 1u : static_cast<std::size_t>(kSlices))) {
+    const std::size_t slices = kSizes[row->z].dram ? 1 : static_cast<std::size_t>(kSlices);
+    if (!row->error.empty() || row->slices.size() == slices) {
       std::fprintf(stderr, "  %-44s %s\n", row->name.c_str(),
                    row->seconds ? (std::to_string(*row->seconds * 1e9 / elements(*row)) + " ns/element").c_str()
                                 : ("error: " + row->error).c_str());
@@ -351,28 +352,31 @@ int run(bool json, double min_time_seconds, std::string_view filter) {
   try {
     pick = std::regex(filter.empty() ? std::string(".") : std::string(filter));
   } catch (const std::regex_error& e) {
-    std::fprintf(stderr, "qconform bench: bad filter '%.*s': %s\n", static_cast<int>(filter.size()), filter.data(), e.what());
+    std::fprintf(stderr, "qconform bench: bad filter '%.*s': %s\n", static_cast<int>(filter.size()), filter.data(),
+                 e.what());
     return 1;
   }
   std::erase_if(rows, [&](const std::unique_ptr<Row>& r) { return !std::regex_search(r->name, pick); });
   // Registration order is run order: the cached rows' slices in rounds, then the DRAM rows.
   auto enroll = [&](Row* r, const std::string& name) {
-    benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(name.c_str(), [r](benchmark::State& st) { run_one(st, *r); });
+    benchmark::internal::Benchmark* b =
+        benchmark::RegisterBenchmark(name.c_str(), [r](benchmark::State& st) { run_one(st, *r); });
     b->UseRealTime()->Unit(benchmark::kNanosecond);
     by_name[name] = r;
     return b;
   };
   for (int slice = 0; slice < kSlices; ++slice) {
     for (const auto& r : rows) {
-      if (!kSizes[r->z].dram) enroll(r.get(), r->name + "#" + std::to_string(slice))->MinTime(min_time_seconds / kSlices);
+      if (kSizes[r->z].dram) continue;
+      enroll(r.get(), r->name + "#" + std::to_string(slice))->MinTime(min_time_seconds / kSlices);
     }
   }
   for (const auto& r : rows) {
     // kPairedIterations: with 5, the median ratio of one case was 0.72, 0.87 and 0.97 in three
     // full runs on the Zen 5 of session 28 (bench/README.md).
-    if (kSizes[r->z].dram) {
-      enroll(r.get(), r->name)->Iterations(r->kind == ImplKind::reference ? 1 : r->kind == ImplKind::optimized ? kPairedIterations : 4);
-    }
+    if (!kSizes[r->z].dram) continue;
+    const int iterations = r->kind == ImplKind::reference ? 1 : r->kind == ImplKind::optimized ? kPairedIterations : 4;
+    enroll(r.get(), r->name)->Iterations(iterations);
   }
   Collector collector(by_name);
   const std::size_t ran = rows.empty() ? 0 : benchmark::RunSpecifiedBenchmarks(&collector, std::string("all"));
