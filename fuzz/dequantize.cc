@@ -48,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   const Scheme& s = c.scheme.scheme;
-  const Table table = c.table ? Table(std::span<const float>(*c.table)) : std::nullopt;
+  const Table table = table_of(c.table);
   const QTensor t{s, c.shape, c.codes, c.scales, c.global};
 
   std::vector<Outcome> outs;

@@ -12,10 +12,6 @@ namespace {
 constexpr std::string_view kTargets[] = {"scheme_qparams", "scheme_text", "parse_bytes", "minifloat",
                                          "dequantize",     "calibrate",   "target_bits"};
 
-Table table_of(const std::optional<std::vector<float>>& t) {
-  return t ? Table(std::span<const float>(*t)) : std::nullopt;
-}
-
 template <class T>
 std::optional<ErrorKind> kind_of(const Result<T>& r) {
   return r.ok() ? std::nullopt : std::optional<ErrorKind>(r.kind());

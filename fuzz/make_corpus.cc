@@ -87,7 +87,7 @@ std::optional<std::optional<ErrorKind>> outcome(const std::string& target, std::
 #ifdef QCONFORM_FUZZ_HAVE_OPTIMIZED
   const TargetCase c = decode_target(bytes);
   const QuantCase& q = c.quant;
-  const Table table = q.table ? Table(std::span<const float>(*q.table)) : std::nullopt;
+  const Table table = table_of(q.table);
   const Result<QTensor> r =
       optimized::quantize(q.scheme.scheme, q.shape, q.data, q.scales, q.global, table, target_value(c));
   return r.ok() ? std::nullopt : std::optional<ErrorKind>(r.kind());
@@ -197,10 +197,6 @@ std::vector<float> table_for(Value v) {
   std::vector<float> t(n);
   for (std::size_t i = 0; i < n; ++i) t[i] = (static_cast<float>(i) - static_cast<float>(n) / 2) * 0.5f;
   return t;
-}
-
-Table table_of(const std::optional<std::vector<float>>& t) {
-  return t ? Table(std::span<const float>(*t)) : std::nullopt;
 }
 
 // A valid QuantCase for scheme s on shape [2, 8] (blocks of 4: a 2x2 grid).

@@ -76,7 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   const Scheme& s = c.scheme.scheme;
-  const Table table = c.table ? Table(std::span<const float>(*c.table)) : std::nullopt;
+  const Table table = table_of(c.table);
   // The buffer parse sees is exactly as long as the bytes: a heap copy of that size, so ASan
   // flags any read past it.
   const std::vector<std::uint8_t> buffer(c.bytes);

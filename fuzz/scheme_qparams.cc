@@ -32,10 +32,6 @@ using namespace qconform::fuzz;
 
 namespace {
 
-Table table_of(const std::optional<std::vector<float>>& t) {
-  return t ? Table(std::span<const float>(*t)) : std::nullopt;
-}
-
 // The allocation-free path must be serialize(quantize(...)) exactly: the same error kind (input
 // errors before any complaint about the buffer), the same bytes into a buffer of exactly the
 // serialized length, and truncated-buffer / trailing-bytes for one byte less / more.

@@ -110,7 +110,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const TargetCase c = decode_target(input);
   const Context ctx([input] { return describe("target_bits", input); });
   // Unparsable scheme text leaves the model's default scheme: the target is checked first anyway.
-  const Table table = c.quant.table ? Table(std::span<const float>(*c.quant.table)) : std::nullopt;
+  const Table table = table_of(c.quant.table);
   const std::int64_t t = target_value(c);
   if (runnable(t)) {
     check_runnable(c.quant, table, t);
