@@ -40,7 +40,7 @@ std::vector<Variant> optimized_variants() {
 //   {"optimized", &optimized_variants, {&optimized::quantize, &optimized::dequantize,
 //    &optimized::calibrate, &optimized::serialize, &optimized::parse}},
 // with optimized_variants() mapping optimized::targets() to {name, bits, supported}, which makes
-// `optimized` (best target) and the supported `optimized:avx2`, `optimized:scalar`, ... selectable.
+// `optimized` (best target) and the supported `optimized:avx2`, `optimized:emu128`, ... selectable.
 const Backend kBackends[] = {
     {"reference", nullptr,
      {&ref_quantize, &ref_dequantize, &ref_calibrate, &ref_serialize, &ref_parse}},

@@ -150,4 +150,22 @@ inline void store_le(std::uint8_t* p, std::uint32_t v, std::size_t width) {
   for (std::size_t i = 0; i < width; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
 
+// One target's exported kernels (quantize-inl.h), for a target compiled in a translation unit
+// of its own (emu128.cc) rather than by foreach_target.h in optimized.cc. Each member is named
+// after its kernel, so that a call reads the same through this table as through HWY_EXPORT's.
+struct KernelTable {
+  bool (*QuantizeRows)(const QuantizeJob&);
+  bool (*DequantizeRows)(const DequantizeJob&);
+  bool (*CalibrateQuantizeRows)(const CalibrateQuantizeJob&);
+  void (*AbsMaxRows)(const AbsMaxJob&);
+  bool (*Scales)(const ScaleJob&);
+  bool (*PackRows)(const PackJob&);
+  bool (*UnpackRows)(const PackJob&);
+  void (*Ceiling4to1)(const float*, std::uint8_t*, std::size_t);
+  void (*Ceiling1to4)(const std::uint8_t*, float*, std::size_t);
+  std::int64_t (*TargetOfThisCode)();
+};
+
+extern const KernelTable kEmu128Kernels;  // emu128.cc, when built (QCONFORM_EMU128_UNIT)
+
 }  // namespace qconform::optimized::detail

@@ -61,7 +61,15 @@ std::int64_t cpu_targets() {
   return t;
 }
 
-bool compiled(std::int64_t bits) { return bits != 0 && std::has_single_bit(static_cast<std::uint64_t>(bits)) && (bits & HWY_TARGETS) != 0; }
+// Targets compiled in: foreach_target.h's (HWY_TARGETS, whose fallback is SCALAR) and EMU128 from
+// its own translation unit (emu128.cc), when the build has it.
+#ifndef QCONFORM_EMU128_UNIT
+#define QCONFORM_EMU128_UNIT 0
+#endif
+constexpr std::int64_t kCompiled = HWY_TARGETS | (QCONFORM_EMU128_UNIT ? HWY_EMU128 : 0);
+static_assert((HWY_TARGETS & HWY_EMU128) == 0 || !QCONFORM_EMU128_UNIT, "EMU128 compiled twice");
+
+bool compiled(std::int64_t bits) { return bits != 0 && std::has_single_bit(static_cast<std::uint64_t>(bits)) && (bits & kCompiled) != 0; }
 bool supported(std::int64_t bits) { return compiled(bits) && (cpu_targets() & bits) != 0; }
 
 // The target a call runs on: target 0 is the best supported one; any other value must be a target
@@ -95,7 +103,13 @@ F pick(F const (&table)[K], std::int64_t target) {
   }
 }
 
+// EMU128 from its own unit, through kEmu128Kernels; every other target through the HWY_EXPORT table.
+#if QCONFORM_EMU128_UNIT
+#define QCONFORM_CALL(FUNC, target) \
+  (*((target) == HWY_EMU128 ? detail::kEmu128Kernels.FUNC : pick(HWY_DISPATCH_TABLE(FUNC), (target))))
+#else
 #define QCONFORM_CALL(FUNC, target) (*pick(HWY_DISPATCH_TABLE(FUNC), (target)))
+#endif
 
 // ------------------------------------------------------------------ layouts
 
@@ -410,7 +424,7 @@ std::string lower(std::string_view s) {
 
 std::vector<Target> targets() {
   std::vector<Target> out;
-  for (std::int64_t rest = HWY_TARGETS; rest != 0; rest &= rest - 1) {
+  for (std::int64_t rest = kCompiled; rest != 0; rest &= rest - 1) {
     const std::int64_t bit = rest & -rest;
     out.push_back({bit, target_name(bit), supported(bit)});
   }
@@ -426,7 +440,7 @@ std::optional<std::int64_t> find_target(std::string_view name) {
 }
 
 std::int64_t best_target() {
-  const std::int64_t avail = cpu_targets() & HWY_TARGETS;
+  const std::int64_t avail = cpu_targets() & kCompiled;
   return avail & -avail;  // lower bits are better targets
 }
 

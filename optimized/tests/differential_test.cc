@@ -1710,6 +1710,22 @@ TEST(Targets, BestIsSupportedAndListed) {
   }
 }
 
+// Both portable fallbacks are compiled in and run on every x86-64 CPU: SCALAR (optimized.cc) and,
+// in every build but the libFuzzer and OSS-Fuzz ones, EMU128 (emu128.cc, issue 3's
+// `optimized:emu128`), each found by name and dispatched to itself.
+TEST(Targets, PortableFallbacks) {
+  std::vector<std::string> want = {"scalar"};
+#if QCONFORM_EXPECT_EMU128
+  want.push_back("emu128");
+#endif
+  for (const std::string& name : want) {
+    const std::optional<std::int64_t> t = opt::find_target(name);
+    ASSERT_TRUE(t.has_value()) << name << " is not compiled in or not supported";
+    EXPECT_EQ(opt::target_name(*t), name);
+    EXPECT_EQ(opt::dispatched_target(*t), *t) << name;
+  }
+}
+
 // A target that cannot run here (never compiled in: no bit, two bits, a bit no x86 build has;
 // and every compiled target this CPU lacks) runs nothing and returns implementation_fault from
 // every operation, never a crash (the library had aborted until session 21).
