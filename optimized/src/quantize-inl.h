@@ -1788,7 +1788,9 @@ HWY_INLINE hn::Vec<DI> ReduceBlockMaxima(DI di, hn::Vec<DI>* HWY_RESTRICT m) {
 #endif
 #pragma GCC unroll 4
   for (std::size_t n = kN; n > 1; n /= 2) {
+#if HWY_TARGET != HWY_EMU128  // g++ 12 at -O0 ignores this annotation on EMU128 and says so (-Werror)
 #pragma GCC unroll 8
+#endif
     for (std::size_t k = 0; k < n / 2; ++k) {
       m[k] = hn::Max(hn::ConcatEven(di, m[2 * k + 1], m[2 * k]), hn::ConcatOdd(di, m[2 * k + 1], m[2 * k]));
     }
