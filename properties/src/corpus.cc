@@ -49,9 +49,7 @@ bool askable_scheme(const Implementation& impl, const fuzz::SchemeCase& s) {
   return back.ok() && back.value() == s.scheme;
 }
 
-Table table_of(const std::optional<std::vector<float>>& t) {
-  return t ? Table(std::span<const float>(*t)) : std::nullopt;
-}
+using fuzz::table_of;
 
 // The first non-empty report of a sequence of checks.
 template <class... Reports>
