@@ -61,13 +61,14 @@ std::int64_t cpu_targets() {
   return t;
 }
 
-// Targets compiled in: foreach_target.h's (HWY_TARGETS, whose fallback is SCALAR) and EMU128 from
-// its own translation unit (emu128.cc), when the build has it.
+// Targets compiled in: foreach_target.h's (HWY_TARGETS, whose fallback is SCALAR: CMake defines
+// HWY_BROKEN_EMU128=1 for this file) and EMU128 from its own translation unit (emu128.cc), when the
+// build has it.
 #ifndef QCONFORM_EMU128_UNIT
 #define QCONFORM_EMU128_UNIT 0
 #endif
+static_assert((HWY_TARGETS & HWY_EMU128) == 0, "EMU128 comes from emu128.cc, never from foreach_target.h here");
 constexpr std::int64_t kCompiled = HWY_TARGETS | (QCONFORM_EMU128_UNIT ? HWY_EMU128 : 0);
-static_assert((HWY_TARGETS & HWY_EMU128) == 0 || !QCONFORM_EMU128_UNIT, "EMU128 compiled twice");
 
 bool compiled(std::int64_t bits) { return bits != 0 && std::has_single_bit(static_cast<std::uint64_t>(bits)) && (bits & kCompiled) != 0; }
 bool supported(std::int64_t bits) { return compiled(bits) && (cpu_targets() & bits) != 0; }
@@ -88,7 +89,7 @@ Error target_error(std::int64_t target) {
 }
 
 // The HWY_EXPORT table entry of `target`, as hwy::ChosenTarget::GetIndex computes it for a mask
-// holding that target alone: the fallback (EMU128 or SCALAR) is the last entry.
+// holding that target alone: the fallback, SCALAR, is the last entry.
 template <class F, std::size_t K>
 F pick(F const (&table)[K], std::int64_t target) {
   if constexpr (K == 1) {
@@ -96,7 +97,7 @@ F pick(F const (&table)[K], std::int64_t target) {
     return table[0];
   } else {
     const std::size_t index =
-        (target == HWY_EMU128 || target == HWY_SCALAR)
+        target == HWY_SCALAR
             ? static_cast<std::size_t>(HWY_MAX_DYNAMIC_TARGETS + 1)
             : hwy::Num0BitsBelowLS1Bit_Nonzero64(static_cast<std::uint64_t>(HWY_CHOSEN_TARGET_SHIFT(target)));
     return table[index];  // resolve() passed only compiled targets, whose entries are filled

@@ -1715,7 +1715,7 @@ TEST(Targets, BestIsSupportedAndListed) {
 // `optimized:emu128`), each found by name and dispatched to itself.
 TEST(Targets, PortableFallbacks) {
   std::vector<std::string> want = {"scalar"};
-#if QCONFORM_EXPECT_EMU128
+#if QCONFORM_EMU128_UNIT
   want.push_back("emu128");
 #endif
   for (const std::string& name : want) {
