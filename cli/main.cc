@@ -68,10 +68,7 @@ Inputs common_inputs(const Options& o) {
   return in;
 }
 
-Table table_of(const Inputs& in) {
-  if (!in.table) return std::nullopt;
-  return std::span<const float>(*in.table);
-}
+Table table_of(const Inputs& in) { return qconform::table_of(in.table); }
 
 Calibration calibration_of(const std::string& method) {
   return method == "absmean" ? Calibration::absmean : Calibration::minmax;

@@ -144,11 +144,6 @@ inline constexpr std::size_t kMaxMinifloatValues = 64;
 [[nodiscard]] bool same_case(const CalibCase& a, const CalibCase& b);
 [[nodiscard]] bool same_case(const TargetCase& a, const TargetCase& b);
 
-// A decoded case's optional lookup table as the library's Table (a view of it, or none).
-[[nodiscard]] inline Table table_of(const std::optional<std::vector<float>>& t) noexcept {
-  return t ? Table(std::span<const float>(*t)) : std::nullopt;
-}
-
 // Element count of a shape, nullopt on overflow.
 [[nodiscard]] std::optional<std::size_t> element_count(std::span<const std::size_t> shape) noexcept;
 // The scale count quantize expects for this scheme and shape (1 when it has none to give).

@@ -186,7 +186,7 @@ std::string export_to(const std::string& dir, ExportSummary* summary) {
       j["expect"] = {{"error", std::string(to_string(s.kind()))}};
     } else {
       t = quantize(s.value(), c.shape, c.input, c.scales, c.global,
-                   c.table ? Table(std::span<const float>(*c.table)) : std::nullopt);
+                   table_of(c.table));
       if (!t->ok()) {
         j["expect"] = {{"error", std::string(to_string(t->kind()))}};
       } else {
@@ -214,7 +214,7 @@ std::string export_to(const std::string& dir, ExportSummary* summary) {
       for (const auto& b : variants) {
         json dj{{"op", "dequantize"}, {"scheme", c.scheme}, {"shape", shape_json(c.shape)}, {"bytes", hex_bytes(b)}};
         if (c.table) dj["table"] = floats(*c.table);
-        const Table tab = c.table ? Table(std::span<const float>(*c.table)) : std::nullopt;
+        const Table tab = table_of(c.table);
         const auto p = parse(s.value(), c.shape, b, tab);
         const auto v = p.ok() ? dequantize(p.value(), tab) : Result<std::vector<float>>(p.error());
         dj["expect"] = v.ok() ? json{{"values", floats(v.value())}} : json{{"error", std::string(to_string(v.kind()))}};
@@ -297,7 +297,7 @@ VerifySummary verify(const std::string& dir, const Implementation& impl) {
           if (!read_floats(j["table"], table_v)) throw std::runtime_error("bad table");
           table = table_v;
         }
-        const Table tab = table ? Table(std::span<const float>(*table)) : std::nullopt;
+        const Table tab = table_of(table);
         if (table && !impl.lookup_tables()) {
           ++sum.skipped;
           continue;

@@ -162,7 +162,7 @@ struct Case {
   std::string label;
 
   [[nodiscard]] std::span<const float> data() const { return std::span<const float>(buf).subspan(offset, count); }
-  [[nodiscard]] qc::Table tbl() const { return table ? qc::Table(std::span<const float>(*table)) : std::nullopt; }
+  [[nodiscard]] qc::Table tbl() const { return qc::table_of(table); }
 };
 
 // A valid case for `s` and `shape` (when the scheme and shape are valid), deterministic in seed.

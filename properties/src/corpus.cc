@@ -49,8 +49,6 @@ bool askable_scheme(const Implementation& impl, const fuzz::SchemeCase& s) {
   return back.ok() && back.value() == s.scheme;
 }
 
-using fuzz::table_of;
-
 // The first non-empty report of a sequence of checks.
 template <class... Reports>
 std::string first(Reports&&... reports) {

@@ -19,7 +19,7 @@ struct QuantizeCase {
   std::optional<float> global;
   std::optional<std::vector<float>> table;
   [[nodiscard]] Table table_span() const {
-    return table ? Table(std::span<const float>(*table)) : std::nullopt;
+    return table_of(table);
   }
 };
 

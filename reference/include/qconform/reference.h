@@ -120,6 +120,12 @@ struct QTensor {
 
 using Table = std::optional<std::span<const float>>;
 
+// The Table viewing an optional owned table (none when it is absent): what every caller that
+// keeps its table as std::optional<std::vector<float>> (decoded cases, test cases, the CLI) passes.
+[[nodiscard]] inline Table table_of(const std::optional<std::vector<float>>& t) noexcept {
+  return t ? Table(std::span<const float>(*t)) : std::nullopt;
+}
+
 // The full validation of SPEC §3 for quantize, in order (scheme, global presence, shape and data,
 // scale count, scale values, lookup table, input values). Shared by every implementation.
 [[nodiscard]] Status validate_quantize(const Scheme& s, std::span<const std::size_t> shape,
