@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "fpenv.h"
+#include "unguarded.h"
 
 namespace qconform {
 namespace {
@@ -147,6 +148,10 @@ float bf16_to_f32(std::uint16_t h) noexcept { return float_of(static_cast<std::u
 
 Result<float> round_up_scale(float s, ScaleDtype dtype) {
   detail::FpEnvGuard guard;
+  return detail::round_up_scale_unguarded(s, dtype);
+}
+
+Result<float> detail::round_up_scale_unguarded(float s, ScaleDtype dtype) {
   switch (dtype) {
     case ScaleDtype::f32: return s;
     case ScaleDtype::ue8m0:

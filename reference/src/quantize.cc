@@ -8,6 +8,7 @@
 
 #include "fpenv.h"
 #include "text.h"
+#include "unguarded.h"
 #include "qconform/reference.h"
 
 namespace qconform {
@@ -87,7 +88,7 @@ Status check_stored_scales(const Scheme& s, std::span<const float> stored) {
   for (std::size_t k = 0; k < stored.size(); ++k) {
     const float v = stored[k];
     if (bad_scale(v)) return Error{ErrorKind::invalid_scale, "stored scale" + at(k) + " " + hexf(v)};
-    const Result<float> r = round_up_scale(v, s.scale_dtype());
+    const Result<float> r = detail::round_up_scale_unguarded(v, s.scale_dtype());
     if (!r.ok() || std::bit_cast<std::uint32_t>(r.value()) != std::bit_cast<std::uint32_t>(v)) {
       return Error{ErrorKind::invalid_scale, "stored scale" + at(k) + " " + hexf(v) + " is not on the " +
                                                  std::string(to_string(s.scale_dtype())) + " grid"};
@@ -325,7 +326,7 @@ Status validate_quantize(const Scheme& s, std::span<const std::size_t> shape, st
   for (std::size_t k = 0; k < scales.size(); ++k) {
     const float v = unsign_zero(scales[k]);
     if (bad_scale(v)) return Error{ErrorKind::invalid_scale, "scale" + at(k) + " " + hexf(scales[k])};
-    stored[k] = round_up_scale(v, s.scale_dtype()).value();
+    stored[k] = detail::round_up_scale_unguarded(v, s.scale_dtype()).value();
   }
   if (Status st = check_global(global ? std::optional<float>(unsign_zero(*global)) : std::nullopt, stored); !st.ok()) {
     return st;
@@ -349,7 +350,7 @@ Result<QTensor> quantize(const Scheme& s, std::span<const std::size_t> shape, st
   t.scales.resize(scales.size());
   std::vector<float> eff(scales.size());
   for (std::size_t k = 0; k < scales.size(); ++k) {
-    t.scales[k] = round_up_scale(unsign_zero(scales[k]), s.scale_dtype()).value();
+    t.scales[k] = detail::round_up_scale_unguarded(unsign_zero(scales[k]), s.scale_dtype()).value();
     eff[k] = eff_of(t.scales[k], t.global);
   }
   t.codes.resize(data.size());
