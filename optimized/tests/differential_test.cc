@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <random>
@@ -1508,6 +1509,178 @@ TEST_P(Diff, StreamedLargeOutputs) {
   }
 }
 
+// Diff.LargeStorage's inputs: storage of 16 MiB and more, where quantize_into and the fused
+// calibrate_quantize_into stream their stores. The data are normal with the given sigma.
+struct LargeSpec {
+  const char* text;
+  qc::Shape shape;
+  float sigma;
+};
+const LargeSpec kLargeSpecs[] = {
+    {"value=q8s,block=32:f16", {4100, 4096}, 3.0f},                // the fused codes, rows of whole vectors
+    {"value=q8s,block=32:f16", {4099, 4128}, 3.0f},                // rows 32 bytes past a vector
+    {"value=q8s", {4097, 4098}, 3.0f},                             // u32 words: 2 padding bytes a row
+    {"value=q4s,store=packed_u32:0,block=20:ue4m3,tensor=f32", {8193, 4100}, 3.0f},  // packed, padded
+    {"value=e4m3", {4100, 4096}, 3.0f},                            // per-tensor minifloat (unfused)
+    {"value=e4m3,block=16:ue4m3", {4097, 4112}, 3.0f},             // fused, minifloat codes
+    // Per-tensor integers in rows of whole groups (AVX2 streams them from the registers), with a
+    // scale below 2^-125: the division path.
+    {"value=q8s,store=native", {4096, 4128}, 0x1p-125f},
+    // 4-bit fields in rows of whole 64-element pairs of groups (AVX2 streams them from the
+    // registers): e2m1 blocks of 16, and q4s two-level with every block on the division path.
+    {"nvfp4", {2048, 16384}, 3.0f},
+    {"value=q4s,store=packed_u32:0,block=32:ue4m3,tensor=f32", {2048, 16384}, 0x1p-125f},
+};
+
+// The spec's data, normal with its sigma, into `data`: a pool of 2^16 draws picked by a 64-bit
+// xorshift per element (a draw of std::normal_distribution per element had been a third of an
+// instance's time, and the stream is what this test is about).
+void large_data(const LargeSpec& spec, std::vector<float>& data) {
+  std::mt19937 rng(88);
+  std::normal_distribution<float> dist(0.0f, spec.sigma);
+  std::vector<float> pool(std::size_t{1} << 16);
+  for (float& x : pool) x = dist(rng);
+  data.resize(spec.shape[0] * spec.shape[1]);
+  std::uint64_t state = 0x9E3779B97F4A7C15u;
+  for (float& x : data) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    x = pool[state >> 48];
+  }
+}
+
+// The reference's answers for one spec's data: its minmax calibration, the serialized bytes of
+// quantize with those parameters, and its errors for the data with a NaN near the end.
+struct LargeReference {
+  qc::QParams p;
+  std::vector<std::uint8_t> want;
+  std::size_t nan_at = 0;
+  qc::ErrorKind calibrate_error = qc::ErrorKind::nan_input, quantize_error = qc::ErrorKind::nan_input;
+};
+
+std::optional<LargeReference> large_reference(const LargeSpec& spec, std::vector<float>& data) {
+  const qc::Scheme s = scheme(spec.text);
+  LargeReference r;
+  const qc::Result<qc::QParams> cal = qc::calibrate(s, spec.shape, data, qc::Calibration::minmax);
+  if (!cal.ok()) {
+    ADD_FAILURE() << spec.text << ": " << kind_of(cal.error());
+    return std::nullopt;
+  }
+  r.p = *cal;
+  const qc::Result<qc::QTensor> q = qc::quantize(s, spec.shape, data, r.p.scales, r.p.global);
+  if (!q.ok()) {
+    ADD_FAILURE() << spec.text << ": " << kind_of(q.error());
+    return std::nullopt;
+  }
+  r.want = qc::serialize(*q).value();
+  r.nan_at = data.size() - 70;
+  const float kept = data[r.nan_at];
+  data[r.nan_at] = std::numeric_limits<float>::quiet_NaN();
+  const qc::Result<qc::QParams> cw = qc::calibrate(s, spec.shape, data, qc::Calibration::minmax);
+  const qc::Result<qc::QTensor> qw = qc::quantize(s, spec.shape, data, r.p.scales, r.p.global);
+  data[r.nan_at] = kept;
+  if (cw.ok() || qw.ok()) {
+    ADD_FAILURE() << spec.text << ": the reference took a NaN";
+    return std::nullopt;
+  }
+  r.calibrate_error = cw.kind();
+  r.quantize_error = qw.kind();
+  return r;
+}
+
+// The reference's answers for every spec cost a minute of CPU time (most of ten under the asan
+// preset), and ctest runs Diff.LargeStorage once per target, each in a process of its own. So
+// ctest computes them once per run: the test LargeStorageReference.Write (a fixture setup, see
+// CMakeLists.txt) writes them to the file named by QCONFORM_LARGE_STORAGE_REFERENCE, the
+// instances read it, and a cleanup test removes it. Without the variable, or when the file does
+// not hold what kLargeSpecs describe, an instance computes them itself.
+constexpr char kLargeMagic[8] = {'Q', 'C', 'L', 'S', 'R', 'E', 'F', '1'};
+
+template <typename T>
+void put(std::FILE* f, const T& v) {
+  std::fwrite(&v, sizeof v, 1, f);
+}
+template <typename T>
+bool get(std::FILE* f, T& v) {
+  return std::fread(&v, sizeof v, 1, f) == 1;
+}
+
+bool write_large_references(const char* path, const std::vector<LargeReference>& refs) {
+  std::FILE* f = std::fopen(path, "wb");
+  if (f == nullptr) return false;
+  std::fwrite(kLargeMagic, 1, sizeof kLargeMagic, f);
+  put(f, std::uint64_t{refs.size()});
+  for (const LargeReference& r : refs) {
+    put(f, std::uint64_t{r.want.size()});
+    std::fwrite(r.want.data(), 1, r.want.size(), f);
+    put(f, std::uint64_t{r.p.scales.size()});
+    std::fwrite(r.p.scales.data(), sizeof(float), r.p.scales.size(), f);
+    put(f, std::uint8_t{r.p.global.has_value()});
+    put(f, r.p.global.value_or(0.0f));
+    put(f, std::uint64_t{r.nan_at});
+    put(f, static_cast<std::uint32_t>(r.calibrate_error));
+    put(f, static_cast<std::uint32_t>(r.quantize_error));
+  }
+  const bool ok = std::ferror(f) == 0;
+  return std::fclose(f) == 0 && ok;
+}
+
+// The file's answers when it holds one per spec, each of the sizes the spec's layout gives.
+std::optional<std::vector<LargeReference>> read_large_references(const char* path) {
+  std::FILE* f = std::fopen(path, "rb");
+  if (f == nullptr) return std::nullopt;
+  std::vector<LargeReference> refs;
+  char magic[sizeof kLargeMagic] = {};
+  std::uint64_t count = 0;
+  bool ok = std::fread(magic, 1, sizeof magic, f) == sizeof magic && std::equal(magic, magic + sizeof magic, kLargeMagic) &&
+            get(f, count) && count == std::size(kLargeSpecs);
+  for (std::size_t i = 0; ok && i < count; ++i) {
+    const qc::Layout lay = qc::make_layout(scheme(kLargeSpecs[i].text), kLargeSpecs[i].shape).value();
+    LargeReference r;
+    std::uint64_t n = 0, scales = 0, nan_at = 0;
+    std::uint8_t has_global = 0;
+    float global = 0.0f;
+    std::uint32_t ce = 0, qe = 0;
+    ok = get(f, n) && n == lay.total_bytes;
+    if (!ok) break;
+    r.want.resize(n);
+    ok = std::fread(r.want.data(), 1, n, f) == n && get(f, scales) && scales == lay.scale_count;
+    if (!ok) break;
+    r.p.scales.resize(scales);
+    ok = std::fread(r.p.scales.data(), sizeof(float), scales, f) == scales && get(f, has_global) && get(f, global) &&
+         get(f, nan_at) && get(f, ce) && get(f, qe) && nan_at < kLargeSpecs[i].shape[0] * kLargeSpecs[i].shape[1];
+    if (has_global != 0) r.p.global = global;
+    r.nan_at = nan_at;
+    r.calibrate_error = static_cast<qc::ErrorKind>(ce);
+    r.quantize_error = static_cast<qc::ErrorKind>(qe);
+    refs.push_back(std::move(r));
+  }
+  ok = ok && std::fgetc(f) == EOF;
+  std::fclose(f);
+  if (!ok) return std::nullopt;
+  return refs;
+}
+
+// The fixture setup of ctest's Diff.LargeStorage instances (CMakeLists.txt); skipped when run
+// outside it, where each instance computes the reference's answers itself.
+TEST(LargeStorageReference, Write) {
+  const char* path = std::getenv("QCONFORM_LARGE_STORAGE_REFERENCE");
+  if (path == nullptr) GTEST_SKIP() << "QCONFORM_LARGE_STORAGE_REFERENCE is not set (ctest sets it)";
+  std::vector<LargeReference> refs;
+  std::vector<float> data;
+  for (const LargeSpec& spec : kLargeSpecs) {
+    large_data(spec, data);
+    std::optional<LargeReference> r = large_reference(spec, data);
+    ASSERT_TRUE(r.has_value()) << spec.text;
+    refs.push_back(std::move(*r));
+  }
+  ASSERT_TRUE(write_large_references(path, refs)) << path;
+  const std::optional<std::vector<LargeReference>> back = read_large_references(path);
+  ASSERT_TRUE(back.has_value()) << path << " does not read back";
+  for (std::size_t i = 0; i < refs.size(); ++i) ASSERT_TRUE((*back)[i].want == refs[i].want) << kLargeSpecs[i].text;
+}
+
 // Storage of 16 MiB and more is written with streaming stores (quantize_into, the fused
 // calibrate_quantize_into and the 4-to-1 ceiling): whole aligned vectors, each once, the bytes
 // before the first aligned address and after the last one plain. The fused q8 codes on AVX-512
@@ -1521,68 +1694,23 @@ TEST_P(Diff, StreamedLargeOutputs) {
 // remainder modulo its vector: scalar's is a byte, so one offset), and the error of a NaN near the end
 // after most of the stream is out. One instance per target, as the other tests (until session 31
 // one test looped over every target: with emu128 added, under the asan preset it outran ctest's
-// hour); the reference's bytes are computed once per process.
+// hour); the reference's answers come from LargeStorageReference.Write's file under ctest, and
+// are computed once per process otherwise.
 TEST_P(Diff, LargeStorage) {
-  struct Large {
-    qc::Scheme s;
-    qc::Shape shape;
+  static const std::vector<LargeReference> refs = [] {
+    if (const char* path = std::getenv("QCONFORM_LARGE_STORAGE_REFERENCE"); path != nullptr) {
+      if (std::optional<std::vector<LargeReference>> from_file = read_large_references(path)) return std::move(*from_file);
+      std::printf("%s does not hold the reference's answers: computing them\n", path);
+    }
+    std::vector<LargeReference> out;
     std::vector<float> data;
-    qc::QParams p;
-    std::vector<std::uint8_t> want;  // the reference's calibrate, quantize, serialize
-    std::size_t nan_at;              // a NaN here: the reference's errors
-    qc::ErrorKind calibrate_error = qc::ErrorKind::nan_input, quantize_error = qc::ErrorKind::nan_input;
-  };
-  static std::vector<Large> cases = [] {  // (a NaN goes in and out of data below)
-    struct Spec {
-      const char* text;
-      qc::Shape shape;
-      float sigma;  // of the normal data
-    };
-    const Spec specs[] = {
-        {"value=q8s,block=32:f16", {4100, 4096}, 3.0f},                // the fused codes, rows of whole vectors
-        {"value=q8s,block=32:f16", {4099, 4128}, 3.0f},                // rows 32 bytes past a vector
-        {"value=q8s", {4097, 4098}, 3.0f},                             // u32 words: 2 padding bytes a row
-        {"value=q4s,store=packed_u32:0,block=20:ue4m3,tensor=f32", {8193, 4100}, 3.0f},  // packed, padded
-        {"value=e4m3", {4100, 4096}, 3.0f},                            // per-tensor minifloat (unfused)
-        {"value=e4m3,block=16:ue4m3", {4097, 4112}, 3.0f},             // fused, minifloat codes
-        // Per-tensor integers in rows of whole groups (AVX2 streams them from the registers), with a
-        // scale below 2^-125: the division path.
-        {"value=q8s,store=native", {4096, 4128}, 0x1p-125f},
-        // 4-bit fields in rows of whole 64-element pairs of groups (AVX2 streams them from the
-        // registers): e2m1 blocks of 16, and q4s two-level with every block on the division path.
-        {"nvfp4", {2048, 16384}, 3.0f},
-        {"value=q4s,store=packed_u32:0,block=32:ue4m3,tensor=f32", {2048, 16384}, 0x1p-125f},
-    };
-    std::vector<Large> out;
-    for (const auto& [text, shape, sigma] : specs) {
-      Large l{scheme(text), shape, {}, {}, {}, 0};
-      const std::size_t count = shape[0] * shape[1];
-      l.data.resize(count);
-      std::mt19937 rng(88);
-      std::normal_distribution<float> dist(0.0f, sigma);
-      for (float& x : l.data) x = dist(rng);
-      const qc::Result<qc::QParams> cal = qc::calibrate(l.s, shape, l.data, qc::Calibration::minmax);
-      if (!cal.ok()) {
-        ADD_FAILURE() << text << ": " << kind_of(cal.error());
-        continue;
-      }
-      l.p = *cal;
-      l.want = qc::serialize(qc::quantize(l.s, shape, l.data, l.p.scales, l.p.global).value()).value();
-      l.nan_at = count - 70;
-      std::vector<float> bad = l.data;
-      bad[l.nan_at] = std::numeric_limits<float>::quiet_NaN();
-      const qc::Result<qc::QParams> cw = qc::calibrate(l.s, shape, bad, qc::Calibration::minmax);
-      const qc::Result<qc::QTensor> qw = qc::quantize(l.s, shape, bad, l.p.scales, l.p.global);
-      if (cw.ok() || qw.ok()) {
-        ADD_FAILURE() << text << ": the reference took a NaN";
-        continue;
-      }
-      l.calibrate_error = cw.kind();
-      l.quantize_error = qw.kind();
-      out.push_back(std::move(l));
+    for (const LargeSpec& spec : kLargeSpecs) {
+      large_data(spec, data);
+      if (std::optional<LargeReference> r = large_reference(spec, data)) out.push_back(std::move(*r));
     }
     return out;
   }();
+  ASSERT_EQ(refs.size(), std::size(kLargeSpecs));
   // The stream's alignment is to the target's vector of bytes (scalar: one byte, the 128-bit
   // targets: 16), so offsets with the same remainder take the same path: each remainder once.
   const std::string tn = opt::target_name(target_);
@@ -1596,12 +1724,17 @@ TEST_P(Diff, LargeStorage) {
       offsets.push_back(off);
     }
   }
-  for (Large& l : cases) {
-    const qc::Scheme& s = l.s;
-    SCOPED_TRACE(describe(s, l.shape));
-    ASSERT_GE(qc::make_layout(s, l.shape).value().storage_bytes, std::size_t{16} << 20);
-    const std::vector<std::uint8_t>& want = l.want;
-    std::vector<std::uint8_t> buf(want.size() + 128, 0xA5);
+  std::vector<float> data;          // one spec's at a time, in buffers reused from spec to spec:
+  std::vector<std::uint8_t> buf;    // first touches of fresh pages had cost as much as the data
+  for (std::size_t c = 0; c < std::size(kLargeSpecs); ++c) {
+    const qc::Scheme s = scheme(kLargeSpecs[c].text);
+    const qc::Shape& shape = kLargeSpecs[c].shape;
+    const LargeReference& ref = refs[c];
+    SCOPED_TRACE(describe(s, shape));
+    ASSERT_GE(qc::make_layout(s, shape).value().storage_bytes, std::size_t{16} << 20);
+    large_data(kLargeSpecs[c], data);
+    const std::vector<std::uint8_t>& want = ref.want;
+    buf.assign(want.size() + 128, 0xA5);
     std::size_t base = 0;
     while (reinterpret_cast<std::uintptr_t>(buf.data() + base) % 64 != 0) ++base;
     for (const std::size_t off : offsets) {
@@ -1620,21 +1753,19 @@ TEST_P(Diff, LargeStorage) {
         }
       };
       std::fill(buf.begin(), buf.end(), 0xA5);
-      check(opt::quantize_into(s, l.shape, l.data, l.p.scales, l.p.global, out, std::nullopt, target_), "quantize_into");
+      check(opt::quantize_into(s, shape, data, ref.p.scales, ref.p.global, out, std::nullopt, target_), "quantize_into");
       std::fill(buf.begin(), buf.end(), 0xA5);
-      check(opt::calibrate_quantize_into(s, l.shape, l.data, qc::Calibration::minmax, out, target_), "calibrate_quantize_into");
+      check(opt::calibrate_quantize_into(s, shape, data, qc::Calibration::minmax, out, target_), "calibrate_quantize_into");
     }
     // A NaN near the end: most of the stream has gone out, and the reference's error comes back.
-    const float kept = l.data[l.nan_at];
-    l.data[l.nan_at] = std::numeric_limits<float>::quiet_NaN();
+    data[ref.nan_at] = std::numeric_limits<float>::quiet_NaN();
     const std::span<std::uint8_t> out(buf.data() + base + 1, want.size());
-    const qc::Status bc = opt::calibrate_quantize_into(s, l.shape, l.data, qc::Calibration::minmax, out, target_);
-    const qc::Status bq = opt::quantize_into(s, l.shape, l.data, l.p.scales, l.p.global, out, std::nullopt, target_);
-    l.data[l.nan_at] = kept;
+    const qc::Status bc = opt::calibrate_quantize_into(s, shape, data, qc::Calibration::minmax, out, target_);
+    const qc::Status bq = opt::quantize_into(s, shape, data, ref.p.scales, ref.p.global, out, std::nullopt, target_);
     ASSERT_FALSE(bc.ok());
-    EXPECT_EQ(l.calibrate_error, bc.kind());
+    EXPECT_EQ(ref.calibrate_error, bc.kind());
     ASSERT_FALSE(bq.ok());
-    EXPECT_EQ(l.quantize_error, bq.kind());
+    EXPECT_EQ(ref.quantize_error, bq.kind());
   }
   // The 4-to-1 ceiling: the low byte of each element (below 256: U8FromU32's precondition), a byte
   // past alignment.
