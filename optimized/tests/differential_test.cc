@@ -1551,11 +1551,12 @@ void large_data(const LargeSpec& spec, std::vector<float>& data) {
 }
 
 // The reference's answers for one spec's data: its minmax calibration, the serialized bytes of
-// quantize with those parameters, and its errors for the data with a NaN near the end.
+// quantize with those parameters, and its errors for the data with a NaN near the end, here.
+std::size_t large_nan_at(const LargeSpec& spec) { return spec.shape[0] * spec.shape[1] - 70; }
+
 struct LargeReference {
   qc::QParams p;
   std::vector<std::uint8_t> want;
-  std::size_t nan_at = 0;
   qc::ErrorKind calibrate_error = qc::ErrorKind::nan_input, quantize_error = qc::ErrorKind::nan_input;
 };
 
@@ -1574,12 +1575,12 @@ std::optional<LargeReference> large_reference(const LargeSpec& spec, std::vector
     return std::nullopt;
   }
   r.want = qc::serialize(*q).value();
-  r.nan_at = data.size() - 70;
-  const float kept = data[r.nan_at];
-  data[r.nan_at] = std::numeric_limits<float>::quiet_NaN();
+  const std::size_t nan_at = large_nan_at(spec);
+  const float kept = data[nan_at];
+  data[nan_at] = std::numeric_limits<float>::quiet_NaN();
   const qc::Result<qc::QParams> cw = qc::calibrate(s, spec.shape, data, qc::Calibration::minmax);
   const qc::Result<qc::QTensor> qw = qc::quantize(s, spec.shape, data, r.p.scales, r.p.global);
-  data[r.nan_at] = kept;
+  data[nan_at] = kept;
   if (cw.ok() || qw.ok()) {
     ADD_FAILURE() << spec.text << ": the reference took a NaN";
     return std::nullopt;
@@ -1587,6 +1588,17 @@ std::optional<LargeReference> large_reference(const LargeSpec& spec, std::vector
   r.calibrate_error = cw.kind();
   r.quantize_error = qw.kind();
   return r;
+}
+
+// The reference's answers for every spec, in kLargeSpecs' order (one short per failure reported).
+std::vector<LargeReference> compute_large_references() {
+  std::vector<LargeReference> out;
+  std::vector<float> data;
+  for (const LargeSpec& spec : kLargeSpecs) {
+    large_data(spec, data);
+    if (std::optional<LargeReference> r = large_reference(spec, data)) out.push_back(std::move(*r));
+  }
+  return out;
 }
 
 // The reference's answers for every spec cost a minute of CPU time (most of ten under the asan
@@ -1618,7 +1630,6 @@ bool write_large_references(const char* path, const std::vector<LargeReference>&
     std::fwrite(r.p.scales.data(), sizeof(float), r.p.scales.size(), f);
     put(f, std::uint8_t{r.p.global.has_value()});
     put(f, r.p.global.value_or(0.0f));
-    put(f, std::uint64_t{r.nan_at});
     put(f, static_cast<std::uint32_t>(r.calibrate_error));
     put(f, static_cast<std::uint32_t>(r.quantize_error));
   }
@@ -1638,7 +1649,7 @@ std::optional<std::vector<LargeReference>> read_large_references(const char* pat
   for (std::size_t i = 0; ok && i < count; ++i) {
     const qc::Layout lay = qc::make_layout(scheme(kLargeSpecs[i].text), kLargeSpecs[i].shape).value();
     LargeReference r;
-    std::uint64_t n = 0, scales = 0, nan_at = 0;
+    std::uint64_t n = 0, scales = 0;
     std::uint8_t has_global = 0;
     float global = 0.0f;
     std::uint32_t ce = 0, qe = 0;
@@ -1649,9 +1660,8 @@ std::optional<std::vector<LargeReference>> read_large_references(const char* pat
     if (!ok) break;
     r.p.scales.resize(scales);
     ok = std::fread(r.p.scales.data(), sizeof(float), scales, f) == scales && get(f, has_global) && get(f, global) &&
-         get(f, nan_at) && get(f, ce) && get(f, qe) && nan_at < kLargeSpecs[i].shape[0] * kLargeSpecs[i].shape[1];
+         get(f, ce) && get(f, qe);
     if (has_global != 0) r.p.global = global;
-    r.nan_at = nan_at;
     r.calibrate_error = static_cast<qc::ErrorKind>(ce);
     r.quantize_error = static_cast<qc::ErrorKind>(qe);
     refs.push_back(std::move(r));
@@ -1667,14 +1677,8 @@ std::optional<std::vector<LargeReference>> read_large_references(const char* pat
 TEST(LargeStorageReference, Write) {
   const char* path = std::getenv("QCONFORM_LARGE_STORAGE_REFERENCE");
   if (path == nullptr) GTEST_SKIP() << "QCONFORM_LARGE_STORAGE_REFERENCE is not set (ctest sets it)";
-  std::vector<LargeReference> refs;
-  std::vector<float> data;
-  for (const LargeSpec& spec : kLargeSpecs) {
-    large_data(spec, data);
-    std::optional<LargeReference> r = large_reference(spec, data);
-    ASSERT_TRUE(r.has_value()) << spec.text;
-    refs.push_back(std::move(*r));
-  }
+  const std::vector<LargeReference> refs = compute_large_references();
+  ASSERT_EQ(refs.size(), std::size(kLargeSpecs));
   ASSERT_TRUE(write_large_references(path, refs)) << path;
   const std::optional<std::vector<LargeReference>> back = read_large_references(path);
   ASSERT_TRUE(back.has_value()) << path << " does not read back";
@@ -1702,13 +1706,7 @@ TEST_P(Diff, LargeStorage) {
       if (std::optional<std::vector<LargeReference>> from_file = read_large_references(path)) return std::move(*from_file);
       std::printf("%s does not hold the reference's answers: computing them\n", path);
     }
-    std::vector<LargeReference> out;
-    std::vector<float> data;
-    for (const LargeSpec& spec : kLargeSpecs) {
-      large_data(spec, data);
-      if (std::optional<LargeReference> r = large_reference(spec, data)) out.push_back(std::move(*r));
-    }
-    return out;
+    return compute_large_references();
   }();
   ASSERT_EQ(refs.size(), std::size(kLargeSpecs));
   // The stream's alignment is to the target's vector of bytes (scalar: one byte, the 128-bit
@@ -1758,7 +1756,7 @@ TEST_P(Diff, LargeStorage) {
       check(opt::calibrate_quantize_into(s, shape, data, qc::Calibration::minmax, out, target_), "calibrate_quantize_into");
     }
     // A NaN near the end: most of the stream has gone out, and the reference's error comes back.
-    data[ref.nan_at] = std::numeric_limits<float>::quiet_NaN();
+    data[large_nan_at(kLargeSpecs[c])] = std::numeric_limits<float>::quiet_NaN();
     const std::span<std::uint8_t> out(buf.data() + base + 1, want.size());
     const qc::Status bc = opt::calibrate_quantize_into(s, shape, data, qc::Calibration::minmax, out, target_);
     const qc::Status bq = opt::quantize_into(s, shape, data, ref.p.scales, ref.p.global, out, std::nullopt, target_);
