@@ -16,7 +16,7 @@ namespace k = ::qconform::optimized::N_EMU128;
 
 const KernelTable kEmu128Kernels = {&k::QuantizeRows, &k::DequantizeRows, &k::CalibrateQuantizeRows,
                                     &k::AbsMaxRows,   &k::Scales,         &k::PackRows,
-                                    &k::UnpackRows,   &k::Ceiling4to1,    &k::Ceiling1to4,
-                                    &k::TargetOfThisCode};
+                                    &k::UnpackRows,   &k::LookupQuantizeRows, &k::LookupDequantizeRows,
+                                    &k::Ceiling4to1,  &k::Ceiling1to4,    &k::TargetOfThisCode};
 
 }  // namespace qconform::optimized::detail

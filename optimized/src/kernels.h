@@ -106,6 +106,24 @@ struct PackJob {
   Packing pack;
 };
 
+// Lookup mode (SPEC §5), per element: quantize writes the index of the table entry nearest to
+// y = fl(x / eff), dequantize writes eff * table[code]. The nearest entry of a finite y is found by
+// thresholds that optimized.cc derives from the table with the reference's own comparison (see
+// `lookup_tables` there): the code is index[number of thresholds t <= y], the thresholds ascending
+// and padded with +Inf to 2^bits - 1; y = +Inf and -Inf take pos_inf and neg_inf.
+struct LookupJob {
+  RowGeometry geo;
+  const float* eff = nullptr;               // effective scale per block
+  unsigned bits = 8;                        // the table has 2^bits entries
+  const float* x = nullptr;                 // quantize input
+  const float* thresholds = nullptr;        // quantize: 2^bits - 1 entries
+  const std::int32_t* index = nullptr;      // quantize: 2^bits entries
+  std::int32_t pos_inf = 0, neg_inf = 0;    // quantize
+  const float* table = nullptr;             // dequantize: 2^bits entries
+  std::int32_t* codes = nullptr;            // quantize writes here; dequantize reads
+  float* out = nullptr;                     // dequantize output
+};
+
 // Scales of SPEC §2, §3.5 and §7 in bulk. From raw scales (quantize): -0 taken as +0, rejected
 // when NaN, infinite or negative, rounded up; from stored patterns (parse): rejected when the
 // pattern carries a sign bit or decodes to NaN or infinity. Then, with a global, rejected when
@@ -161,6 +179,8 @@ struct KernelTable {
   bool (*Scales)(const ScaleJob&);
   bool (*PackRows)(const PackJob&);
   bool (*UnpackRows)(const PackJob&);
+  bool (*LookupQuantizeRows)(const LookupJob&);
+  bool (*LookupDequantizeRows)(const LookupJob&);
   void (*Ceiling4to1)(const float*, std::uint8_t*, std::size_t);
   void (*Ceiling1to4)(const std::uint8_t*, float*, std::size_t);
   std::int64_t (*TargetOfThisCode)();

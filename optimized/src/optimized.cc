@@ -42,6 +42,8 @@ HWY_EXPORT(AbsMaxRows);
 HWY_EXPORT(Scales);
 HWY_EXPORT(PackRows);
 HWY_EXPORT(UnpackRows);
+HWY_EXPORT(LookupQuantizeRows);
+HWY_EXPORT(LookupDequantizeRows);
 HWY_EXPORT(Ceiling4to1);
 HWY_EXPORT(Ceiling1to4);
 HWY_EXPORT(TargetOfThisCode);
@@ -382,20 +384,116 @@ bool write_storage(const Scheme& s, const Layout& l, std::span<const std::int32_
   return true;
 }
 
-// Codes of a validated quantize (lookup mode per element through the reference's quantize_value).
+// ------------------------------------------------------------------ lookup mode (SPEC §5)
+
+// The reference's nearest entry (exact distances, ties to the lower index) as thresholds on y, so
+// that a kernel finds a code by a binary search instead of comparing y with every entry. For a
+// finite y only finite entries can be nearest (an infinite one is farther than any finite one;
+// a table of infinite entries alone gives index 0), and equal entries (-0 and +0 among them) are
+// equally near every y, so the lowest index among them is the one chosen. With the distinct finite
+// values v_0 < ... < v_(m-1) and rep_j the lowest index holding v_j, the choice between two
+// neighbours v_j and v_(j+1) turns from v_j to v_(j+1) as y crosses their midpoint (at the
+// midpoint itself: the lower of the two indices), and midpoints increase with j. So the code of a
+// finite y is rep_K with K the number of thresholds T_j <= y, T_j the least float y at which the
+// pair's choice is v_(j+1). Each T_j is found by asking the reference itself (quantize_value with
+// the two-entry table of the pair, in index order) near the midpoint, then bisecting: the
+// thresholds are the reference's decisions, not a second implementation of its comparison. ±Inf
+// y take the reference's codes for them (the largest or smallest entry, Inf included).
+struct LookupTables {
+  std::vector<float> table;            // the table they were built for, compared by bits
+  std::vector<float> thresholds;       // 2^bits - 1, ascending, +Inf after the last T_j
+  std::vector<std::int32_t> index;     // 2^bits: rep_K for K < m, then rep_(m-1) (or 0)
+  std::int32_t pos_inf = 0, neg_inf = 0;
+};
+
+// Floats in the order of their values, -0 and +0 one key.
+std::int64_t float_key(float f) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(f);
+  return (u >> 31) != 0 ? -static_cast<std::int64_t>(u & 0x7FFFFFFFu) : static_cast<std::int64_t>(u);
+}
+float key_float(std::int64_t k) {
+  return k >= 0 ? std::bit_cast<float>(static_cast<std::uint32_t>(k)) : std::bit_cast<float>(0x80000000u | static_cast<std::uint32_t>(-k));
+}
+
+// The least float y > a (finite, a < b) at which the reference picks b out of {a, b}.
+float pair_threshold(float a, std::int32_t ia, float b, std::int32_t ib) {
+  const float pair[2] = {ia < ib ? a : b, ia < ib ? b : a};
+  const std::int32_t pick_b = ia < ib ? 1 : 0;
+  auto picks_b = [&](std::int64_t k) {
+    return quantize_value(key_float(k), Value::q8s, Mode::lookup, std::span<const float>(pair, 2)) == pick_b;
+  };
+  std::int64_t lo = float_key(a), hi = float_key(b);  // picks a at lo, b at hi
+  // Start next to the midpoint (exact but for the final rounding to float), then widen.
+  const std::int64_t guess =
+      std::clamp(float_key(static_cast<float>((static_cast<double>(a) + static_cast<double>(b)) * 0.5)), lo + 1, hi);
+  if (picks_b(guess)) {
+    hi = guess;
+    for (std::int64_t step = 1; hi - step > lo; step *= 2) {
+      if (!picks_b(hi - step)) {
+        lo = hi - step;
+        break;
+      }
+      hi -= step;
+    }
+  } else {
+    lo = guess;
+    for (std::int64_t step = 1; lo + step < hi; step *= 2) {
+      if (picks_b(lo + step)) {
+        hi = lo + step;
+        break;
+      }
+      lo += step;
+    }
+  }
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (picks_b(mid) ? hi : lo) = mid;
+  }
+  return key_float(hi);
+}
+
+// The thresholds of `table` (validated: 2^bits entries, no NaN), kept per thread for the last
+// table asked for (a model quantizes many tensors with one table). The caller uses the result
+// before its next call, so a later call replacing it never changes it under a user.
+const LookupTables& lookup_tables(std::span<const float> table) {
+  thread_local LookupTables lt;
+  if (lt.table.size() == table.size() && std::memcmp(lt.table.data(), table.data(), table.size_bytes()) == 0) return lt;
+  lt.table.assign(table.begin(), table.end());
+  std::vector<std::pair<float, std::int32_t>> v;  // (value, lowest index holding it), ascending
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    if (std::isfinite(table[i])) v.emplace_back(table[i], static_cast<std::int32_t>(i));
+  }
+  std::stable_sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  v.erase(std::unique(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.first == y.first; }), v.end());
+  lt.thresholds.assign(table.size() - 1, std::numeric_limits<float>::infinity());
+  lt.index.assign(table.size(), v.empty() ? 0 : v.back().second);
+  for (std::size_t j = 0; j < v.size(); ++j) {
+    lt.index[j] = v[j].second;
+    if (j + 1 < v.size()) lt.thresholds[j] = pair_threshold(v[j].first, v[j].second, v[j + 1].first, v[j + 1].second);
+  }
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  lt.pos_inf = quantize_value(kInf, Value::q8s, Mode::lookup, table);
+  lt.neg_inf = quantize_value(-kInf, Value::q8s, Mode::lookup, table);
+  return lt;
+}
+
+// Codes of a validated quantize.
 bool quantize_codes(const Scheme& s, const Prepared& p, std::span<const float> data, Table table, std::int32_t* codes,
                     std::int64_t tgt) {
   const RowGeometry& g = p.plan->geo;
   if (s.mode == Mode::lookup) {
-    detail::RowWalker walker(g);
-    for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
-      for (std::size_t c = 0; c < g.n; ++c) {
-        const float x = data[r * g.n + c];
-        if (std::isnan(x)) return false;
-        codes[r * g.n + c] = quantize_value(x / p.eff[walker.base() + c / g.b], s.value, s.mode, table);
-      }
-    }
-    return true;
+    const LookupTables& lt = lookup_tables(*table);
+    detail::LookupJob job;
+    job.geo = g;
+    job.eff = p.eff.data();
+    job.bits = info(s.value).bits;
+    job.x = data.data();
+    job.thresholds = lt.thresholds.data();
+    job.index = lt.index.data();
+    job.pos_inf = lt.pos_inf;
+    job.neg_inf = lt.neg_inf;
+    job.codes = codes;
+    return QCONFORM_CALL(LookupQuantizeRows, tgt)(job);
   }
   detail::QuantizeJob job;
   job.x = data.data();
@@ -620,14 +718,14 @@ Result<std::vector<float>> dequantize(const QTensor& t, Table table, std::int64_
   std::vector<float> out(t.codes.size());
   const RowGeometry g = geometry(*l);
   if (t.scheme.mode == Mode::lookup) {
-    detail::RowWalker walker(g);
-    for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
-      for (std::size_t c = 0; c < g.n; ++c) {
-        const std::int32_t code = t.codes[r * g.n + c];
-        if (code < 0 || static_cast<std::size_t>(code) >= table->size()) return qconform::dequantize(t, table);
-        out[r * g.n + c] = eff[walker.base() + c / g.b] * decode_value(code, t.scheme.value, t.scheme.mode, table);
-      }
-    }
+    detail::LookupJob job;
+    job.geo = g;
+    job.eff = eff.data();
+    job.bits = info(t.scheme.value).bits;
+    job.table = table->data();
+    job.codes = const_cast<std::int32_t*>(t.codes.data());  // read only
+    job.out = out.data();
+    if (!QCONFORM_CALL(LookupDequantizeRows, tgt)(job)) return qconform::dequantize(t, table);
     return out;
   }
   detail::DequantizeJob job;

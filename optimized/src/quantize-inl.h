@@ -24,6 +24,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <type_traits>
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
@@ -36,6 +37,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 using detail::AbsMaxJob;
 using detail::CalibrateQuantizeJob;
 using detail::DequantizeJob;
+using detail::LookupJob;
 using detail::PackJob;
 using detail::QuantizeJob;
 using detail::RowGeometry;
@@ -3021,6 +3023,108 @@ bool DequantizeRowsT(const DequantizeJob& job) {
   return padding_ok && CodesCanonical<V, kBytes>(di, bad);
 }
 
+// ------------------------------------------------------------------ lookup mode (SPEC §5)
+
+// The codes of one vector (LookupJob): y = fl(x / eff), a true division as everywhere; the number
+// of thresholds t <= y by a branch-free binary search (bits steps, each a gather and a compare:
+// t <= y is false for every NaN y, and the +Inf padding is never <= a finite y); that count
+// through `index`; ±Inf y get their own codes. NaN x is recorded in `nan_acc` (the caller hands the
+// call to the reference, which reports it).
+template <class D>
+HWY_INLINE hn::Vec<hn::RebindToSigned<D>> LookupCodes(D d, hn::Vec<D> x, hn::Vec<D> eff, const LookupJob& job,
+                                                      hn::Vec<D>& nan_acc) {
+  const hn::RebindToSigned<D> di;
+  nan_acc = hn::Or(nan_acc, hn::VecFromMask(d, hn::IsNaN(x)));
+  const auto y = hn::Div(x, eff);
+  auto count = hn::Zero(di);
+  for (std::int32_t step = std::int32_t{1} << (job.bits - 1); step > 0; step >>= 1) {
+    const auto t = hn::GatherIndex(d, job.thresholds, hn::Add(count, hn::Set(di, step - 1)));
+    count = hn::IfThenElse(hn::RebindMask(di, hn::Le(t, y)), hn::Add(count, hn::Set(di, step)), count);
+  }
+  const auto inf = hn::Set(d, std::numeric_limits<float>::infinity());
+  auto code = hn::GatherIndex(di, job.index, count);
+  code = hn::IfThenElse(hn::RebindMask(di, hn::Eq(y, inf)), hn::Set(di, job.pos_inf), code);
+  return hn::IfThenElse(hn::RebindMask(di, hn::Eq(y, hn::Neg(inf))), hn::Set(di, job.neg_inf), code);
+}
+
+// eff * table[code] for one vector; a code outside [0, 2^bits) is recorded in `bad` (and read as
+// its low bits, so that no gather leaves the table).
+template <class D>
+HWY_INLINE hn::Vec<D> LookupValues(D d, hn::Vec<hn::RebindToSigned<D>> code, hn::Vec<D> eff, const LookupJob& job,
+                                   hn::Vec<hn::RebindToSigned<D>>& bad) {
+  const hn::RebindToSigned<D> di;
+  const auto mask = hn::Set(di, static_cast<std::int32_t>((1u << job.bits) - 1));
+  bad = hn::Or(bad, hn::AndNot(mask, code));
+  return hn::Mul(eff, hn::GatherIndex(d, job.table, hn::And(code, mask)));
+}
+
+// Both directions walk the rows chunk by chunk, with each element's effective scale written out
+// for the chunk first (blocks of any width, no per-lane block arithmetic); the last partial vector
+// of a chunk runs through zero-padded copies (scale 1), as QuantizeTail.
+template <bool kQuantize>
+bool LookupRowsT(const LookupJob& job) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const std::size_t lanes = hn::Lanes(d);
+  constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
+  const RowGeometry& g = job.geo;
+  alignas(HWY_MAX_BYTES) float eff[kChunk];
+  auto nan_acc = hn::Zero(d);
+  auto bad = hn::Zero(di);
+  // One vector from x or codes at `in` (input element i), effective scales at `e`, to codes or
+  // floats at `out`.
+  auto one = [&](const void* HWY_RESTRICT in, const float* HWY_RESTRICT e, void* HWY_RESTRICT out) HWY_ATTR {
+    if constexpr (kQuantize) {
+      const auto code = LookupCodes(d, hn::LoadU(d, static_cast<const float*>(in)), hn::LoadU(d, e), job, nan_acc);
+      hn::StoreU(code, di, static_cast<std::int32_t*>(out));
+    } else {
+      const auto v = LookupValues(d, hn::LoadU(di, static_cast<const std::int32_t*>(in)), hn::LoadU(d, e), job, bad);
+      hn::StoreU(v, d, static_cast<float*>(out));
+    }
+  };
+  using In = std::conditional_t<kQuantize, float, std::int32_t>;
+  using Out = std::conditional_t<kQuantize, std::int32_t, float>;
+  const In* src;
+  Out* dst;
+  if constexpr (kQuantize) {
+    src = job.x;
+    dst = job.codes;
+  } else {
+    src = job.codes;
+    dst = job.out;
+  }
+  RowWalker walker(g);
+  for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
+    const In* const in = src + r * g.n;
+    Out* const out = dst + r * g.n;
+    for (std::size_t c0 = 0; c0 < g.n; c0 += kChunk) {
+      const std::size_t c1 = std::min(g.n, c0 + kChunk);
+      for (std::size_t c = c0; c < c1;) {
+        const std::size_t k = c / g.b, e = std::min(c1, (k + 1) * g.b);
+        std::fill(eff + (c - c0), eff + (e - c0), job.eff[walker.base() + k]);
+        c = e;
+      }
+      std::size_t c = c0;
+      for (; c + lanes <= c1; c += lanes) one(in + c, eff + (c - c0), out + c);
+      if (const std::size_t rest = c1 - c; rest != 0) {
+        alignas(HWY_MAX_BYTES) In ib[kMax] = {};
+        alignas(HWY_MAX_BYTES) float eb[kMax];
+        alignas(HWY_MAX_BYTES) Out ob[kMax];
+        std::fill(eb, eb + kMax, 1.0f);
+        std::copy(eff + (c - c0), eff + (c1 - c0), eb);
+        std::copy(in + c, in + c1, ib);
+        one(ib, eb, ob);
+        std::copy(ob, ob + rest, out + c);
+      }
+    }
+  }
+  if constexpr (kQuantize) {
+    return hn::AllFalse(d, hn::MaskFromVec(nan_acc));
+  } else {
+    return hn::AllFalse(di, hn::Ne(bad, hn::Zero(di)));
+  }
+}
+
 // ------------------------------------------------------------------ pack / unpack codes
 
 // Canonical-code rule (SPEC §7) as ranges: clo <= code <= chi and (code & magmask) <= maxmag;
@@ -3163,6 +3267,8 @@ bool CalibrateQuantizeRows(const CalibrateQuantizeJob& job) {
 void AbsMaxRows(const AbsMaxJob& job) { AbsMaxRowsImpl(job); }
 bool PackRows(const PackJob& job) { return PackRowsImpl(job); }
 bool UnpackRows(const PackJob& job) { return UnpackRowsImpl(job); }
+bool LookupQuantizeRows(const LookupJob& job) { return LookupRowsT<true>(job); }
+bool LookupDequantizeRows(const LookupJob& job) { return LookupRowsT<false>(job); }
 
 // ------------------------------------------------------------------ bandwidth ceilings
 

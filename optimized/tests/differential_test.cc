@@ -750,7 +750,13 @@ TEST_P(DiffValue, EveryByteAndCode) {
   }
 }
 
-// Lookup mode delegates per element but must still agree, on every integer width.
+// Lookup mode: the kernels find a code by thresholds derived from the table, which must give the
+// reference's nearest entry (exact distances, ties to the lower index) for every y. So each table
+// below is queried at its entries, at every midpoint between neighbouring distinct entries and the
+// floats next to it, at zeros, infinities and random values; the tables hold duplicates, -0 and +0,
+// infinite entries (and nothing else), neighbouring floats, subnormals and magnitudes far apart,
+// in no particular order. Per tensor (scale 1: y = x), in blocks of 3 with odd scales, two-level,
+// and the make_case grid on short lengths.
 TEST_P(DiffValue, LookupMode) {
   if (qc::info(value_).minifloat) GTEST_SKIP() << "lookup mode takes integer values only";
   const std::string v(qc::info(value_).name);
@@ -758,6 +764,76 @@ TEST_P(DiffValue, LookupMode) {
   for (const std::string& level : {std::string(""), std::string(",block=8:f16")}) {
     const qc::Scheme s = scheme("value=" + v + ",store=packed_u32:0,mode=lookup" + level);
     for (std::size_t n : {1u, 16u, 33u}) check_case(make_case(s, {n}, 0, seed++), target_);
+  }
+
+  const std::size_t size = std::size_t{1} << qc::info(value_).bits;
+  const float one_up = std::nextafter(1.0f, 2.0f), two_up = std::nextafter(one_up, 2.0f);
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  const std::vector<std::vector<float>> motifs = {
+      {0.5f, -1.0f, 0.5f, 2.0f, -0.0f, 0.0f, 7.0f, -3.25f},
+      {kInf, 1.0f, -kInf, -2.0f, 1.0f, kInf, 0.75f, -0.0f},
+      {kInf, -kInf, kInf, -kInf},
+      {-kInf, 3.0f, kInf, 3.0f},
+      {one_up, 1.0f, two_up, tiny, -tiny, 0.0f, 2 * tiny, -FLT_MIN},
+      {1e30f, -1e-30f, FLT_MAX, -FLT_MAX, 3e-38f, 1e-45f, -1e20f, 5e-39f},
+      {-0.0f, 0.0f, 0.0f, -0.0f}};
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  for (std::size_t m = 0; m <= motifs.size(); ++m) {
+    std::vector<float> table(size);
+    for (std::size_t i = 0; i < size; ++i) {
+      // The motif, then (in 16- and 256-entry tables) random values, some of them repeated.
+      if (m == 2) {
+        table[i] = i % 3 == 0 ? -kInf : kInf;  // infinite entries only: every finite y gets index 0
+      } else if (m < motifs.size() && i < motifs[m].size()) {
+        table[i] = motifs[m][i];
+      } else {
+        table[i] = i > 0 && i % 5 == 0 ? table[i / 2] : std::round(normal(rng) * 8.0f) / 8.0f;
+      }
+    }
+    std::vector<float> sorted;
+    for (float t : table) {
+      if (std::isfinite(t)) sorted.push_back(t);
+    }
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<float> ys = {0.0f, -0.0f, kInf, -kInf, FLT_MAX, -FLT_MAX, tiny, -tiny};
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+      ys.push_back(sorted[i]);
+      if (i + 1 == sorted.size() || sorted[i] == sorted[i + 1]) continue;
+      float mid = static_cast<float>((static_cast<double>(sorted[i]) + static_cast<double>(sorted[i + 1])) / 2);
+      for (int k = 0; k < 2; ++k) mid = std::nextafter(mid, -kInf);
+      for (int k = 0; k < 5; ++k, mid = std::nextafter(mid, kInf)) ys.push_back(mid);
+    }
+    for (int k = 0; k < 64; ++k) ys.push_back(normal(rng) * (k % 2 == 0 ? 1.0f : 64.0f));
+    std::shuffle(ys.begin() + 8, ys.end(), rng);
+    // Rows long enough to cross the kernels' chunk of 2048 elements.
+    std::vector<float> data;
+    while (data.size() < 2 * 2100) data.insert(data.end(), ys.begin(), ys.end());
+    data.resize(2 * 2100 + 5);
+    struct Variant {
+      std::string level;
+      qc::Shape shape;
+      std::vector<float> scales;
+      std::optional<float> global;
+    };
+    const std::vector<Variant> variants = {
+        {"", {2, 2102}, {1.0f}, std::nullopt},
+        {",block=3:f32", {4205}, {1.0f, 0.3f, 3.0f, 1e-20f, 0.0f, 7e-3f, 2.0f}, std::nullopt},
+        {",block=16:ue4m3,tensor=f32", {4205}, {2.0f, 0.5f, 1.5f}, 0.5f}};
+    for (const Variant& var : variants) {
+      Case c;
+      c.s = scheme("value=" + v + ",store=packed_u32:0,mode=lookup" + var.level);
+      c.shape = var.shape;
+      c.count = data.size();
+      c.buf = data;
+      const qc::Result<qc::Layout> l = qc::make_layout(c.s, c.shape);
+      ASSERT_TRUE(l.ok());
+      for (std::size_t k = 0; k < l->scale_count; ++k) c.scales.push_back(var.scales[k % var.scales.size()]);
+      c.global = var.global;
+      c.table = table;
+      c.label = "table " + std::to_string(m) + " " + describe(c.s, c.shape);
+      check_case(c, target_);
+    }
   }
 }
 
