@@ -197,10 +197,19 @@ inline rc::Gen<checks::QuantizeCase> quantize_case(CaseOptions opt = {}) {
       std::vector<float> table;
       const std::size_t size = std::size_t{1} << info(c.scheme.value).bits;
       for (std::size_t i = 0; i < size; ++i) {
-        table.push_back(*rc::gen::weightedElement<float>({{8, static_cast<float>(static_cast<int>(i) - static_cast<int>(size / 2))},
+        // Mostly integers and halves (whose midpoints the data's ties hit), with infinities, -0,
+        // the float just above an integer (thresholds between neighbouring floats) and any
+        // finite pattern (thresholds anywhere).
+        const auto k = static_cast<float>(static_cast<int>(i) - static_cast<int>(size / 2));
+        std::uint32_t bits = *rc::gen::arbitrary<std::uint32_t>();
+        if ((bits & 0x7F800000u) == 0x7F800000u) bits &= 0xBFFFFFFFu;  // NaN and Inf to finite
+        table.push_back(*rc::gen::weightedElement<float>({{8, k},
                                                           {2, static_cast<float>(i) * 0.5f},
                                                           {1, -std::numeric_limits<float>::infinity()},
-                                                          {1, std::numeric_limits<float>::infinity()}}));
+                                                          {1, std::numeric_limits<float>::infinity()},
+                                                          {1, -0.0f},
+                                                          {1, next_up(k)},
+                                                          {1, from_bits(bits)}}));
       }
       c.table = table;
     }
