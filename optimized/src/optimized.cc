@@ -828,9 +828,31 @@ Status dequantize_from(const Scheme& s, std::span<const std::size_t> shape, std:
   };
   QTensor t;
   std::vector<float> eff;
-  bool per_chunk = true;
+  bool per_chunk = s.mode == Mode::symmetric;
   const LayoutPlan* lp = prepare_bytes(s, shape, bytes, table, t, eff, tgt, per_chunk, /*stored=*/false);
-  if (lp == nullptr || s.mode != Mode::symmetric || out.size() != lp->layout.elements || !lp->pk) return composed();
+  if (lp == nullptr || out.size() != lp->layout.elements || !lp->pk) return composed();
+  if (s.mode == Mode::lookup) {
+    // parse's unpack, then dequantize's kernel straight into `out` (prepare_bytes checked the
+    // table, the stored scales and the global, and computed the effective scales).
+    std::vector<std::int32_t> codes(lp->layout.elements);
+    detail::PackJob pj;
+    pj.geo = lp->geo;
+    pj.kind = code_kind(s);
+    pj.value = s.value;
+    pj.codes = codes.data();
+    pj.storage = const_cast<std::uint8_t*>(bytes.data());  // read only
+    pj.pack = *lp->pk;
+    if (!QCONFORM_CALL(UnpackRows, tgt)(pj)) return composed();
+    detail::LookupJob job;
+    job.geo = lp->geo;
+    job.eff = eff.data();
+    job.bits = info(s.value).bits;
+    job.table = table->data();
+    job.codes = codes.data();
+    job.out = out.data();
+    if (!QCONFORM_CALL(LookupDequantizeRows, tgt)(job)) return composed();
+    return {};
+  }
   detail::DequantizeJob job;
   job.geo = lp->geo;
   job.eff = eff.data();

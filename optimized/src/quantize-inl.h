@@ -3025,65 +3025,150 @@ bool DequantizeRowsT(const DequantizeJob& job) {
 
 // ------------------------------------------------------------------ lookup mode (SPEC §5)
 
-// The codes of one vector (LookupJob): y = fl(x / eff), a true division as everywhere; the number
-// of thresholds t <= y by a branch-free binary search (bits steps, each a gather and a compare:
-// t <= y is false for every NaN y, and the +Inf padding is never <= a finite y); that count
-// through `index`; ±Inf y get their own codes. NaN x is recorded in `nan_acc` (the caller hands the
-// call to the reference, which reports it).
-template <class D>
-HWY_INLINE hn::Vec<hn::RebindToSigned<D>> LookupCodes(D d, hn::Vec<D> x, hn::Vec<D> eff, const LookupJob& job,
-                                                      hn::Vec<D>& nan_acc) {
-  const hn::RebindToSigned<D> di;
-  nan_acc = hn::Or(nan_acc, hn::VecFromMask(d, hn::IsNaN(x)));
-  const auto y = hn::Div(x, eff);
-  auto count = hn::Zero(di);
-  for (std::int32_t step = std::int32_t{1} << (job.bits - 1); step > 0; step >>= 1) {
-    const auto t = hn::GatherIndex(d, job.thresholds, hn::Add(count, hn::Set(di, step - 1)));
-    count = hn::IfThenElse(hn::RebindMask(di, hn::Le(t, y)), hn::Add(count, hn::Set(di, step)), count);
+// Entries of a table of 2^kBits values of T: in one register (a lane permutation, a few cycles)
+// when they fit in a vector, else a gather from memory (the same entries, so the same result).
+template <int kBits, class D>
+struct LookupTable {
+  using T = hn::TFromD<D>;
+  static constexpr bool kInRegister = (std::size_t{1} << kBits) <= hn::MaxLanes(D());  // == Lanes on x86
+  const T* mem;
+  hn::Vec<D> reg;
+  LookupTable(D d, const T* entries) : mem(entries), reg(hn::Zero(d)) {
+    if constexpr (kInRegister) {
+      if (entries == nullptr) return;  // the direction that does not use it
+      alignas(HWY_MAX_BYTES) T padded[HWY_MAX_BYTES / sizeof(T)] = {};  // lanes past the table: never picked
+      std::copy(entries, entries + (std::size_t{1} << kBits), padded);
+      reg = hn::Load(d, padded);
+    }
   }
-  const auto inf = hn::Set(d, std::numeric_limits<float>::infinity());
-  auto code = hn::GatherIndex(di, job.index, count);
-  code = hn::IfThenElse(hn::RebindMask(di, hn::Eq(y, inf)), hn::Set(di, job.pos_inf), code);
-  return hn::IfThenElse(hn::RebindMask(di, hn::Eq(y, hn::Neg(inf))), hn::Set(di, job.neg_inf), code);
-}
+  // Entry i of each lane, 0 <= i < 2^kBits.
+  HWY_INLINE hn::Vec<D> Pick(D d, hn::Vec<hn::RebindToSigned<D>> i) const {
+    if constexpr (kInRegister) {
+      return hn::TableLookupLanes(reg, hn::IndicesFromVec(d, i));
+    } else {
+      return hn::GatherIndex(d, mem, i);
+    }
+  }
+};
 
-// eff * table[code] for one vector; a code outside [0, 2^bits) is recorded in `bad` (and read as
-// its low bits, so that no gather leaves the table).
-template <class D>
-HWY_INLINE hn::Vec<D> LookupValues(D d, hn::Vec<hn::RebindToSigned<D>> code, hn::Vec<D> eff, const LookupJob& job,
-                                   hn::Vec<hn::RebindToSigned<D>>& bad) {
-  const hn::RebindToSigned<D> di;
-  const auto mask = hn::Set(di, static_cast<std::int32_t>((1u << job.bits) - 1));
-  bad = hn::Or(bad, hn::AndNot(mask, code));
-  return hn::Mul(eff, hn::GatherIndex(d, job.table, hn::And(code, mask)));
-}
+// The thresholds of a LookupJob (2^kBits - 1, ascending, +Inf padded) for a branch-free binary
+// search. Its first kR steps only read entries s - 1, 2s - 1, ... (s = 2^(kBits - kR)); those
+// "coarse" entries sit in one register, kR being as many bits as a vector has lanes for (4 on
+// AVX-512, 3 on AVX2, 2 on 128-bit targets, 0 on scalar), and the remaining steps gather.
+template <int kBits, class D>
+struct LookupSearch {
+  using VI = hn::Vec<hn::RebindToSigned<D>>;
+  static constexpr int kR = std::min(kBits, static_cast<int>(hwy::FloorLog2(hn::MaxLanes(D()))));
+  static constexpr std::int32_t kSeg = std::int32_t{1} << (kBits - kR);
+  const float* thresholds;
+  hn::Vec<D> coarse;
+  LookupSearch(D d, const float* t) : thresholds(t), coarse(hn::Zero(d)) {
+    if constexpr (kR > 0) {
+      if (t == nullptr) return;  // dequantize
+      alignas(HWY_MAX_BYTES) float c[HWY_MAX_BYTES / sizeof(float)];
+      std::fill(c, c + HWY_MAX_BYTES / sizeof(float), std::numeric_limits<float>::infinity());
+      for (std::int32_t j = 0; j + 1 < (std::int32_t{1} << kR); ++j) c[j] = t[(j + 1) * kSeg - 1];
+      coarse = hn::Load(d, c);
+    }
+  }
+  // The number of thresholds <= y in each lane of N vectors (t <= y is false for a NaN y, and the
+  // +Inf padding is never <= a finite y). N vectors step by step: each step's lookups are
+  // independent, where one vector's steps form a chain of gather latencies.
+  template <std::size_t N>
+  HWY_INLINE void Count(D d, const hn::Vec<D> (&y)[N], VI (&count)[N]) const {
+    const hn::RebindToSigned<D> di;
+    for (std::size_t u = 0; u < N; ++u) count[u] = hn::Zero(di);
+    if constexpr (kR > 0) {
+      for (std::int32_t step = std::int32_t{1} << (kR - 1); step > 0; step >>= 1) {
+        for (std::size_t u = 0; u < N; ++u) {
+          const auto t = hn::TableLookupLanes(coarse, hn::IndicesFromVec(d, hn::Add(count[u], hn::Set(di, step - 1))));
+          count[u] = hn::IfThenElse(hn::RebindMask(di, hn::Le(t, y[u])), hn::Add(count[u], hn::Set(di, step)), count[u]);
+        }
+      }
+      for (std::size_t u = 0; u < N; ++u) count[u] = hn::ShiftLeft<kBits - kR>(count[u]);
+    }
+    for (std::int32_t step = kSeg >> 1; step > 0; step >>= 1) {
+      for (std::size_t u = 0; u < N; ++u) {
+        const auto t = hn::GatherIndex(d, thresholds, hn::Add(count[u], hn::Set(di, step - 1)));
+        count[u] = hn::IfThenElse(hn::RebindMask(di, hn::Le(t, y[u])), hn::Add(count[u], hn::Set(di, step)), count[u]);
+      }
+    }
+  }
+};
+
+// Quantize and dequantize of one table size: the job's thresholds and index (or its table) held
+// as LookupSearch and LookupTable for the whole call.
+template <int kBits, class D>
+struct LookupOps {
+  using DI = hn::RebindToSigned<D>;
+  LookupSearch<kBits, D> search;
+  LookupTable<kBits, DI> index;
+  LookupTable<kBits, D> table;
+  explicit LookupOps(const LookupJob& job)
+      : search(D(), job.thresholds), index(DI(), job.index), table(D(), job.table) {}
+
+  // Codes of N vectors at x (scales at e) to `codes`: y = fl(x / eff), a true division as
+  // everywhere; the count of thresholds <= y through `index`; ±Inf y get their own codes. NaN x is
+  // recorded in `nan_acc` (the caller hands the call to the reference, which reports it).
+  template <std::size_t N>
+  HWY_INLINE void Codes(D d, const float* HWY_RESTRICT x, const float* HWY_RESTRICT e, std::int32_t* HWY_RESTRICT codes,
+                        const LookupJob& job, hn::Vec<D>& nan_acc) const {
+    const DI di;
+    const auto inf = hn::Set(d, std::numeric_limits<float>::infinity());
+    hn::Vec<D> y[N];
+    for (std::size_t u = 0; u < N; ++u) {
+      const auto xv = hn::LoadU(d, x + u * hn::Lanes(d));
+      nan_acc = hn::Or(nan_acc, hn::VecFromMask(d, hn::IsNaN(xv)));
+      y[u] = hn::Div(xv, hn::LoadU(d, e + u * hn::Lanes(d)));
+    }
+    hn::Vec<DI> count[N];
+    search.Count(d, y, count);
+    for (std::size_t u = 0; u < N; ++u) {
+      auto code = index.Pick(di, count[u]);
+      code = hn::IfThenElse(hn::RebindMask(di, hn::Eq(y[u], inf)), hn::Set(di, job.pos_inf), code);
+      code = hn::IfThenElse(hn::RebindMask(di, hn::Eq(y[u], hn::Neg(inf))), hn::Set(di, job.neg_inf), code);
+      hn::StoreU(code, di, codes + u * hn::Lanes(d));
+    }
+  }
+
+  // eff * table[code] for one vector; a code outside [0, 2^kBits) is recorded in `bad` (and read as
+  // its low bits, so that no lookup leaves the table).
+  HWY_INLINE hn::Vec<D> Values(D d, hn::Vec<DI> code, hn::Vec<D> eff, hn::Vec<DI>& bad) const {
+    const DI di;
+    const auto mask = hn::Set(di, (std::int32_t{1} << kBits) - 1);
+    bad = hn::Or(bad, hn::AndNot(mask, code));
+    return hn::Mul(eff, table.Pick(d, hn::And(code, mask)));
+  }
+};
 
 // Both directions walk the rows chunk by chunk, with each element's effective scale written out
 // for the chunk first (blocks of any width, no per-lane block arithmetic); the last partial vector
 // of a chunk runs through zero-padded copies (scale 1), as QuantizeTail.
-template <bool kQuantize>
+template <bool kQuantize, int kBits>
 bool LookupRowsT(const LookupJob& job) {
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
   const std::size_t lanes = hn::Lanes(d);
   constexpr std::size_t kMax = HWY_MAX_BYTES / sizeof(float);
   const RowGeometry& g = job.geo;
-  alignas(HWY_MAX_BYTES) float eff[kChunk];
+  // Vector stores fill a block's scales, the last one running up to kMax - 1 past the block (the
+  // next block's fill, or nothing, comes after it).
+  alignas(HWY_MAX_BYTES) float eff[kChunk + kMax];
   auto nan_acc = hn::Zero(d);
   auto bad = hn::Zero(di);
-  // One vector from x or codes at `in` (input element i), effective scales at `e`, to codes or
-  // floats at `out`.
-  auto one = [&](const void* HWY_RESTRICT in, const float* HWY_RESTRICT e, void* HWY_RESTRICT out) HWY_ATTR {
-    if constexpr (kQuantize) {
-      const auto code = LookupCodes(d, hn::LoadU(d, static_cast<const float*>(in)), hn::LoadU(d, e), job, nan_acc);
-      hn::StoreU(code, di, static_cast<std::int32_t*>(out));
-    } else {
-      const auto v = LookupValues(d, hn::LoadU(di, static_cast<const std::int32_t*>(in)), hn::LoadU(d, e), job, bad);
-      hn::StoreU(v, d, static_cast<float*>(out));
-    }
-  };
+  const LookupOps<kBits, decltype(d)> ops(job);
   using In = std::conditional_t<kQuantize, float, std::int32_t>;
   using Out = std::conditional_t<kQuantize, std::int32_t, float>;
+  // N vectors from x or codes at `in`, effective scales at `e`, to codes or floats at `out`.
+  auto some = [&]<std::size_t N>(const In* HWY_RESTRICT in, const float* HWY_RESTRICT e, Out* HWY_RESTRICT out) HWY_ATTR {
+    if constexpr (kQuantize) {
+      ops.template Codes<N>(d, in, e, out, job, nan_acc);
+    } else {
+      for (std::size_t u = 0; u < N; ++u) {
+        hn::StoreU(ops.Values(d, hn::LoadU(di, in + u * lanes), hn::LoadU(d, e + u * lanes), bad), d, out + u * lanes);
+      }
+    }
+  };
   const In* src;
   Out* dst;
   if constexpr (kQuantize) {
@@ -3099,13 +3184,15 @@ bool LookupRowsT(const LookupJob& job) {
     Out* const out = dst + r * g.n;
     for (std::size_t c0 = 0; c0 < g.n; c0 += kChunk) {
       const std::size_t c1 = std::min(g.n, c0 + kChunk);
-      for (std::size_t c = c0; c < c1;) {
-        const std::size_t k = c / g.b, e = std::min(c1, (k + 1) * g.b);
-        std::fill(eff + (c - c0), eff + (e - c0), job.eff[walker.base() + k]);
+      for (std::size_t c = c0, k = c0 / g.b; c < c1; ++k) {  // one division a chunk
+        const std::size_t e = std::min(c1, (k + 1) * g.b);
+        const auto v = hn::Set(d, job.eff[walker.base() + k]);
+        for (std::size_t i = c; i < e; i += lanes) hn::StoreU(v, d, eff + (i - c0));
         c = e;
       }
       std::size_t c = c0;
-      for (; c + lanes <= c1; c += lanes) one(in + c, eff + (c - c0), out + c);
+      for (; c + 4 * lanes <= c1; c += 4 * lanes) some.template operator()<4>(in + c, eff + (c - c0), out + c);
+      for (; c + lanes <= c1; c += lanes) some.template operator()<1>(in + c, eff + (c - c0), out + c);
       if (const std::size_t rest = c1 - c; rest != 0) {
         alignas(HWY_MAX_BYTES) In ib[kMax] = {};
         alignas(HWY_MAX_BYTES) float eb[kMax];
@@ -3113,7 +3200,7 @@ bool LookupRowsT(const LookupJob& job) {
         std::fill(eb, eb + kMax, 1.0f);
         std::copy(eff + (c - c0), eff + (c1 - c0), eb);
         std::copy(in + c, in + c1, ib);
-        one(ib, eb, ob);
+        some.template operator()<1>(ib, eb, ob);
         std::copy(ob, ob + rest, out + c);
       }
     }
@@ -3267,8 +3354,18 @@ bool CalibrateQuantizeRows(const CalibrateQuantizeJob& job) {
 void AbsMaxRows(const AbsMaxJob& job) { AbsMaxRowsImpl(job); }
 bool PackRows(const PackJob& job) { return PackRowsImpl(job); }
 bool UnpackRows(const PackJob& job) { return UnpackRowsImpl(job); }
-bool LookupQuantizeRows(const LookupJob& job) { return LookupRowsT<true>(job); }
-bool LookupDequantizeRows(const LookupJob& job) { return LookupRowsT<false>(job); }
+// Lookup mode's integer values have 8, 4 or 2 bits (validate_scheme).
+template <bool kQuantize>
+bool LookupRowsAnyBits(const LookupJob& job) {
+  switch (job.bits) {
+    case 2: return LookupRowsT<kQuantize, 2>(job);
+    case 4: return LookupRowsT<kQuantize, 4>(job);
+    case 8: return LookupRowsT<kQuantize, 8>(job);
+    default: return false;  // not a lookup scheme: the caller hands it to the reference
+  }
+}
+bool LookupQuantizeRows(const LookupJob& job) { return LookupRowsAnyBits<true>(job); }
+bool LookupDequantizeRows(const LookupJob& job) { return LookupRowsAnyBits<false>(job); }
 
 // ------------------------------------------------------------------ bandwidth ceilings
 

@@ -837,6 +837,68 @@ TEST_P(DiffValue, LookupMode) {
   }
 }
 
+// Lookup-mode bytes, changed one byte at a time, cut short and made longer, with the table given,
+// missing, of the wrong size, holding a NaN or infinite entries: parse and dequantize_from must
+// reject exactly what the reference's parse (then dequantize) rejects, with its kind, and
+// otherwise give its codes and floats. dequantize_from decodes lookup bytes straight into its
+// output (optimized.cc), so its checks of scale patterns, the global and the table are its own.
+TEST_P(DiffValue, LookupBytes) {
+  if (qc::info(value_).minifloat) GTEST_SKIP() << "lookup mode takes integer values only";
+  const std::string v(qc::info(value_).name);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::uint32_t seed = 21001;
+  for (const std::string& level : {std::string(""), std::string(",block=4:ue4m3"), std::string(",block=3:f16,tensor=f32")}) {
+    const qc::Scheme s = scheme("value=" + v + ",store=packed_u32:0,mode=lookup" + level);
+    Case c = make_case(s, {2, 9}, 0, seed++);
+    for (float& x : c.buf) {
+      if (std::isnan(x)) x = 0.0f;
+    }
+    const qc::Result<qc::QTensor> t = qc::quantize(c.s, c.shape, c.data(), c.scales, c.global, c.tbl());
+    ASSERT_TRUE(t.ok()) << c.label << ": " << kind_of(t.error());
+    const std::vector<std::uint8_t> bytes = qc::serialize(*t).value();
+    std::vector<std::vector<std::uint8_t>> variants = {bytes, std::vector<std::uint8_t>(bytes.begin(), bytes.end() - 1)};
+    variants.push_back(bytes);
+    variants.back().push_back(0);
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      for (int b : {0xFF, 0x80, 0x7C, 0x08, 0x00}) {
+        variants.push_back(bytes);
+        variants.back()[i] = static_cast<std::uint8_t>(b);
+      }
+    }
+    std::vector<std::optional<std::vector<float>>> tables = {c.table, std::nullopt};
+    tables.push_back(c.table);
+    tables.back()->pop_back();  // lookup-table-size
+    tables.push_back(c.table);
+    (*tables.back())[1] = nan;  // invalid-lookup-table
+    tables.push_back(c.table);
+    tables.back()->front() = -kInf;  // valid: infinite values come out
+    tables.back()->back() = kInf;
+    for (const std::optional<std::vector<float>>& table : tables) {
+      const qc::Table tb = qc::table_of(table);
+      for (const std::vector<std::uint8_t>& u : variants) {
+        SCOPED_TRACE(c.label + ", " + std::to_string(u.size()) + " bytes, table of " +
+                     (table ? std::to_string(table->size()) : std::string("none")));
+        const qc::Result<qc::QTensor> pw = qc::parse(c.s, c.shape, u, tb);
+        const qc::Result<qc::QTensor> pg = opt::parse(c.s, c.shape, u, tb, target_);
+        expect_same_result(pw, pg, "parse");
+        if (pw.ok() && pg.ok()) expect_same_tensor(*pw, *pg, c);
+        qc::Result<std::vector<float>> want = pw.ok() ? qc::dequantize(*pw, tb) : qc::Result<std::vector<float>>(pw.error());
+        std::vector<float> out(c.count, 1234.5f);
+        const qc::Status fs = opt::dequantize_from(c.s, c.shape, u, out, tb, target_);
+        ASSERT_EQ(want.ok(), fs.ok()) << "dequantize_from: " << (fs.ok() ? "ok" : kind_of(fs.error()));
+        if (!want.ok()) {
+          EXPECT_EQ(want.kind(), fs.kind()) << "dequantize_from";
+        } else {
+          expect_same_floats(*want, out, "dequantize_from");
+          std::vector<float> longer(c.count + 1);  // shape-mismatch on the output, after the inputs
+          EXPECT_EQ(opt::dequantize_from(c.s, c.shape, u, longer, tb, target_).kind(), qc::ErrorKind::shape_mismatch);
+        }
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
 // Calibration, minmax and absmean, per tensor, per block and two-level, and the fused path.
 TEST_P(DiffValue, Calibrate) {
   const std::string v(qc::info(value_).name);
