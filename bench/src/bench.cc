@@ -39,6 +39,21 @@
 #include "qconform/reference.h"
 
 namespace qconform::bench {
+
+void fill_activations(std::span<float> v) {
+  std::uint64_t s = 0x9E3779B97F4A7C15ull;
+  auto next = [&s] {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return static_cast<float>(static_cast<double>(s >> 40) * 0x1p-24);  // [0, 1)
+  };
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const float g = (next() + next() + next() + next() - 2.0f) * 1.7f;
+    v[i] = (i % 997 == 0) ? g * 8.0f : g;
+  }
+}
+
 namespace {
 
 namespace opt = qconform::optimized;
@@ -121,27 +136,13 @@ struct SizeData {
 SizeData g_size;
 Prepared g_prep;
 
-// Deterministic, roughly Gaussian data with a few outliers, like activations.
-void fill_input(std::vector<float>& v) {
-  std::uint64_t s = 0x9E3779B97F4A7C15ull;
-  auto next = [&s] {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return static_cast<float>(static_cast<double>(s >> 40) * 0x1p-24);  // [0, 1)
-  };
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const float g = (next() + next() + next() + next() - 2.0f) * 1.7f;
-    v[i] = (i % 997 == 0) ? g * 8.0f : g;
-  }
-}
 
 SizeData& size_data(std::size_t z) {
   if (g_size.z != z) {
     g_size = SizeData{};
     const std::size_t n = kSizes[z].bytes / sizeof(float);
     g_size.input.resize(n);
-    fill_input(g_size.input);
+    fill_activations(g_size.input);
     g_size.u8.assign(n, 1);
     g_size.f32.assign(n, 1.0f);
     g_size.z = z;

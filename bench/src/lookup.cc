@@ -1,7 +1,7 @@
 // qconform_lookup_benchmarks: lookup mode (SPEC §5), which `qconform bench` does not cover (issue
 // 3's cases are symmetric). Quantize to serialized bytes and dequantize from them, per block of 32
 // with f16 scales, for a 4-bit table (NF4's 16 levels, QLoRA) and an 8-bit one (256 levels,
-// denser near zero), on 16 KiB of f32 data: the reference (quantize + serialize, parse +
+// denser near zero), on 16 KiB of `qconform bench`'s f32 data: the reference (quantize + serialize, parse +
 // dequantize, as in `qconform bench`) and the optimized implementation on every target this CPU
 // supports, in one run. Plain Google Benchmark: --benchmark_filter, --benchmark_min_time and the
 // rest apply.
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "qconform/bench.h"
 #include "qconform/optimized.h"
 #include "qconform/reference.h"
 
@@ -53,14 +54,8 @@ const LookupCase& lookup_case(int bits) {
   c.scheme = qc::parse_scheme(bits == 4 ? "value=q4s,store=packed_u32:0,mode=lookup,block=32:f16"
                                         : "value=q8s,store=packed_u32:0,mode=lookup,block=32:f16")
                  .value();
-  std::uint64_t s = 0x9E3779B97F4A7C15ull;
   c.x.resize(kElements);
-  for (float& v : c.x) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    v = static_cast<float>(static_cast<double>(s >> 40) * 0x1p-24 * 6.0 - 3.0);
-  }
+  qc::bench::fill_activations(c.x);  // the data of `qconform bench`
   c.table = bits == 4 ? nf4_table() : dense_table();
   c.scales = qc::calibrate(c.scheme, c.shape, c.x, qc::Calibration::minmax).value().scales;
   const qc::QTensor t = qc::quantize(c.scheme, c.shape, c.x, c.scales, std::nullopt, c.table).value();

@@ -2,6 +2,7 @@
 // bandwidth ceiling, in one run, so every figure is also a ratio to the ceiling and the reference.
 #pragma once
 
+#include <span>
 #include <string_view>
 
 namespace qconform::bench {
@@ -15,5 +16,10 @@ namespace qconform::bench {
 // iterations, each optimized one paired with a ceiling pass (the ratio: their median).
 // Returns 0, or 1 when nothing matched or a run failed.
 int run(bool json, double min_time_seconds, std::string_view filter);
+
+// The benchmarks' input, like activations: deterministic, roughly Gaussian (the sum of four uniform
+// draws: mean 0, standard deviation about 0.98, within [-3.4, 3.4)), every 997th element 8 times
+// larger. The same values on every call.
+void fill_activations(std::span<float> v);
 
 }  // namespace qconform::bench
