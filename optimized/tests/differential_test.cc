@@ -432,6 +432,15 @@ std::vector<std::string> stores_for(Value v) {
   return s;
 }
 
+// The bytes of a target's vector of floats: 4 on scalar (one lane), 16 on the 128-bit targets, 32 on
+// AVX2, 64 on AVX-512 (and anything wider).
+std::size_t vector_bytes(std::int64_t target) {
+  const std::string tn = opt::target_name(target);
+  if (tn == "scalar") return 4;
+  if (tn == "emu128" || tn == "ssse3" || tn == "sse4" || tn == "sse2") return 16;
+  return tn == "avx2" ? 32 : 64;
+}
+
 // ------------------------------------------------------------------ tests
 
 // Edge lengths around every vector width, per-tensor and 1-D blocks (odd, partial, wider than a
@@ -1585,11 +1594,9 @@ TEST_P(Diff, StreamedLargeOutputs) {
     std::vector<float> buf(l.want.size() + 64, 1234.5f);
     std::size_t base = 0;
     while (reinterpret_cast<std::uintptr_t>(buf.data() + base) % 64 != 0) ++base;
-    // Aligned, a float past, a float short, and half a vector past (a separate path: the target's
-    // vector is 64 bytes on AVX-512, 4 on scalar, 32 on AVX2, 16 elsewhere).
-    const std::string tn = opt::target_name(target_);
+    // Aligned, a float past, a float short, and half a vector past (a separate path).
     std::vector<std::size_t> offsets = {0, 1, 15};
-    if (tn != "scalar") offsets.push_back(tn.starts_with("avx3") ? 8 : tn == "avx2" ? 4 : 2);
+    if (const std::size_t vb = vector_bytes(target_); vb > sizeof(float)) offsets.push_back(vb / 2 / sizeof(float));
     for (const std::size_t off : offsets) {
       SCOPED_TRACE("output offset " + std::to_string(off));
       std::fill(buf.begin(), buf.end(), 1234.5f);
@@ -1849,11 +1856,7 @@ TEST_P(Diff, LargeStorage) {
   ASSERT_EQ(refs.size(), std::size(kLargeSpecs));
   // The stream's alignment is to the target's vector of bytes (scalar: one byte, the 128-bit
   // targets: 16), so offsets with the same remainder take the same path: each remainder once.
-  const std::string tn = opt::target_name(target_);
-  const std::size_t vec = tn == "scalar"                                         ? 1
-                          : tn == "emu128" || tn == "ssse3" || tn == "sse4" || tn == "sse2" ? 16
-                          : tn == "avx2"                                         ? 32
-                                                                                 : 64;  // AVX-512 and anything wider
+  const std::size_t vec = opt::target_name(target_) == "scalar" ? 1 : vector_bytes(target_);
   std::vector<std::size_t> offsets;
   for (const std::size_t off : {0, 1, 16, 63}) {
     if (std::none_of(offsets.begin(), offsets.end(), [&](std::size_t o) { return o % vec == off % vec; })) {
