@@ -136,7 +136,6 @@ struct SizeData {
 SizeData g_size;
 Prepared g_prep;
 
-
 SizeData& size_data(std::size_t z) {
   if (g_size.z != z) {
     g_size = SizeData{};

@@ -1,10 +1,10 @@
 // qconform_lookup_benchmarks: lookup mode (SPEC §5), which `qconform bench` does not cover (issue
 // 3's cases are symmetric). Quantize to serialized bytes and dequantize from them, per block of 32
 // with f16 scales, for a 4-bit table (NF4's 16 levels, QLoRA) and an 8-bit one (256 levels,
-// denser near zero), on 16 KiB of `qconform bench`'s f32 data: the reference (quantize + serialize, parse +
-// dequantize, as in `qconform bench`) and the optimized implementation on every target this CPU
-// supports, in one run. Plain Google Benchmark: --benchmark_filter, --benchmark_min_time and the
-// rest apply.
+// denser near zero), on 16 KiB of `qconform bench`'s f32 data: the reference (quantize +
+// serialize, parse + dequantize, as in `qconform bench`) and the optimized implementation on every
+// target this CPU supports, in one run. Plain Google Benchmark: --benchmark_filter,
+// --benchmark_min_time and the rest apply.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
