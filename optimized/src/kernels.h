@@ -118,6 +118,7 @@ struct LookupJob {
   const float* x = nullptr;                 // quantize input
   const float* thresholds = nullptr;        // quantize: 2^bits - 1 entries
   const std::int32_t* index = nullptr;      // quantize: 2^bits entries
+  bool index_is_identity = false;           // quantize: index[K] == K for every K (skip it)
   std::int32_t pos_inf = 0, neg_inf = 0;    // quantize
   const float* table = nullptr;             // dequantize: 2^bits entries
   std::int32_t* codes = nullptr;            // quantize writes here; dequantize reads

@@ -404,6 +404,7 @@ struct LookupTables {
   std::vector<float> thresholds;       // 2^bits - 1, ascending, +Inf after the last T_j
   std::vector<std::int32_t> index;     // 2^bits: rep_K for K < m, then rep_(m-1) (or 0)
   std::int32_t pos_inf = 0, neg_inf = 0;
+  bool identity = false;               // index[K] == K (a table of distinct finite values, ascending)
 };
 
 // Floats in the order of their values, -0 and +0 one key.
@@ -472,6 +473,8 @@ const LookupTables& lookup_tables(std::span<const float> table) {
     if (j + 1 < v.size()) lt.thresholds[j] = pair_threshold(v[j].first, v[j].second, v[j + 1].first, v[j + 1].second);
   }
   constexpr float kInf = std::numeric_limits<float>::infinity();
+  lt.identity = true;
+  for (std::size_t k = 0; k < lt.index.size(); ++k) lt.identity = lt.identity && lt.index[k] == static_cast<std::int32_t>(k);
   lt.pos_inf = quantize_value(kInf, Value::q8s, Mode::lookup, table);
   lt.neg_inf = quantize_value(-kInf, Value::q8s, Mode::lookup, table);
   return lt;
@@ -490,6 +493,7 @@ bool quantize_codes(const Scheme& s, const Prepared& p, std::span<const float> d
     job.x = data.data();
     job.thresholds = lt.thresholds.data();
     job.index = lt.index.data();
+    job.index_is_identity = lt.identity;
     job.pos_inf = lt.pos_inf;
     job.neg_inf = lt.neg_inf;
     job.codes = codes;

@@ -3113,7 +3113,8 @@ struct LookupOps {
       : search(D(), job.thresholds), index(DI(), job.index), table(D(), job.table) {}
 
   // Codes of N vectors at x (scales at e) to `codes`: y = fl(x / eff), a true division as
-  // everywhere; the count of thresholds <= y through `index`; ±Inf y get their own codes. NaN x is
+  // everywhere; the count of thresholds <= y through `index` (or itself, when the index is the
+  // identity); ±Inf y get their own codes. NaN x is
   // recorded in `nan_acc` (the caller hands the call to the reference, which reports it).
   template <std::size_t N>
   HWY_INLINE void Codes(D d, const float* HWY_RESTRICT x, const float* HWY_RESTRICT e, std::int32_t* HWY_RESTRICT codes,
@@ -3129,7 +3130,8 @@ struct LookupOps {
     hn::Vec<DI> count[N];
     search.Count(d, y, count);
     for (std::size_t u = 0; u < N; ++u) {
-      auto code = index.Pick(di, count[u]);
+      // A table of distinct finite values in ascending order (NF4's, most tables) needs no index.
+      auto code = job.index_is_identity ? count[u] : index.Pick(di, count[u]);
       code = hn::IfThenElse(hn::RebindMask(di, hn::Eq(y[u], inf)), hn::Set(di, job.pos_inf), code);
       code = hn::IfThenElse(hn::RebindMask(di, hn::Eq(y[u], hn::Neg(inf))), hn::Set(di, job.neg_inf), code);
       hn::StoreU(code, di, codes + u * hn::Lanes(d));

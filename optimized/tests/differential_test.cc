@@ -764,7 +764,7 @@ TEST_P(DiffValue, EveryByteAndCode) {
 // below is queried at its entries, at every midpoint between neighbouring distinct entries and the
 // floats next to it, at zeros, infinities and random values; the tables hold duplicates, -0 and +0,
 // infinite entries (and nothing else), neighbouring floats, subnormals and magnitudes far apart,
-// in no particular order. Per tensor (scale 1: y = x), in blocks of 3 with odd scales, two-level,
+// in no particular order, and last distinct values in ascending order (no index). Per tensor (scale 1: y = x), in blocks of 3 with odd scales, two-level,
 // and the make_case grid on short lengths.
 TEST_P(DiffValue, LookupMode) {
   if (qc::info(value_).minifloat) GTEST_SKIP() << "lookup mode takes integer values only";
@@ -788,11 +788,15 @@ TEST_P(DiffValue, LookupMode) {
       {-0.0f, 0.0f, 0.0f, -0.0f}};
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 4.0f);
-  for (std::size_t m = 0; m <= motifs.size(); ++m) {
+  for (std::size_t m = 0; m <= motifs.size() + 1; ++m) {
     std::vector<float> table(size);
     for (std::size_t i = 0; i < size; ++i) {
-      // The motif, then (in 16- and 256-entry tables) random values, some of them repeated.
-      if (m == 2) {
+      // The motif, then (in 16- and 256-entry tables) random values, some of them repeated; last,
+      // distinct values in ascending order, unevenly spaced (steps 0.5 to 0.875), which the kernels
+      // take without their index (it is the identity).
+      if (m == motifs.size() + 1) {
+        table[i] = static_cast<float>(static_cast<int>(i) - static_cast<int>(size / 2)) * 0.75f + static_cast<float>(i % 3) * 0.125f;
+      } else if (m == 2) {
         table[i] = i % 3 == 0 ? -kInf : kInf;  // infinite entries only: every finite y gets index 0
       } else if (m < motifs.size() && i < motifs[m].size()) {
         table[i] = motifs[m][i];
