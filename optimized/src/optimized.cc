@@ -163,6 +163,33 @@ CodeKind code_kind(const Scheme& s) {
   return info(s.value).minifloat ? CodeKind::minifloat : CodeKind::integer;
 }
 
+// The job of PackRows (codes to storage) and UnpackRows (storage to codes) for `s` in rows of
+// `geo`; each kernel reads one of the two buffers and writes the other.
+detail::PackJob pack_job(const Scheme& s, const RowGeometry& geo, const Packing& pk, const std::int32_t* codes,
+                         const std::uint8_t* storage) {
+  detail::PackJob job;
+  job.geo = geo;
+  job.kind = code_kind(s);
+  job.value = s.value;
+  job.codes = const_cast<std::int32_t*>(codes);
+  job.storage = const_cast<std::uint8_t*>(storage);
+  job.pack = pk;
+  return job;
+}
+
+// The job of LookupDequantizeRows: out = eff * table[code], per element (SPEC §5).
+detail::LookupJob lookup_dequantize_job(const Scheme& s, const RowGeometry& geo, const float* eff,
+                                        std::span<const float> table, const std::int32_t* codes, float* out) {
+  detail::LookupJob job;
+  job.geo = geo;
+  job.eff = eff;
+  job.bits = info(s.value).bits;
+  job.table = table.data();
+  job.codes = const_cast<std::int32_t*>(codes);  // read only
+  job.out = out;
+  return job;
+}
+
 // ------------------------------------------------------------------ checks (SPEC §3)
 
 bool bad_scale(float s) { return std::isnan(s) || std::isinf(s) || std::signbit(s); }
@@ -369,14 +396,7 @@ void write_scales(const Scheme& s, const Layout& l, std::span<const float> store
 bool write_storage(const Scheme& s, const Layout& l, std::span<const std::int32_t> codes, std::span<std::uint8_t> out,
                    std::int64_t tgt) {
   if (const std::optional<Packing> p = row_packing(l)) {
-    detail::PackJob job;
-    job.geo = geometry(l);
-    job.kind = code_kind(s);
-    job.value = s.value;
-    job.codes = const_cast<std::int32_t*>(codes.data());
-    job.storage = out.data();
-    job.pack = *p;
-    return QCONFORM_CALL(PackRows, tgt)(job);
+    return QCONFORM_CALL(PackRows, tgt)(pack_job(s, geometry(l), *p, codes.data(), out.data()));
   }
   Result<std::vector<std::uint8_t>> packed = qconform::pack(s, l.shape, codes);
   if (!packed.ok()) return false;
@@ -722,13 +742,7 @@ Result<std::vector<float>> dequantize(const QTensor& t, Table table, std::int64_
   std::vector<float> out(t.codes.size());
   const RowGeometry g = geometry(*l);
   if (t.scheme.mode == Mode::lookup) {
-    detail::LookupJob job;
-    job.geo = g;
-    job.eff = eff.data();
-    job.bits = info(t.scheme.value).bits;
-    job.table = table->data();
-    job.codes = const_cast<std::int32_t*>(t.codes.data());  // read only
-    job.out = out.data();
+    const detail::LookupJob job = lookup_dequantize_job(t.scheme, g, eff.data(), *table, t.codes.data(), out.data());
     if (!QCONFORM_CALL(LookupDequantizeRows, tgt)(job)) return qconform::dequantize(t, table);
     return out;
   }
@@ -766,13 +780,7 @@ Result<std::vector<std::int32_t>> unpack(const Scheme& s, std::span<const std::s
   const std::optional<Packing> pk = row_packing(*l);
   if (!pk) return qconform::unpack(s, shape, storage);
   std::vector<std::int32_t> codes(l->elements);
-  detail::PackJob job;
-  job.geo = geometry(*l);
-  job.kind = code_kind(s);
-  job.value = s.value;
-  job.codes = codes.data();
-  job.storage = const_cast<std::uint8_t*>(storage.data());
-  job.pack = *pk;
+  const detail::PackJob job = pack_job(s, geometry(*l), *pk, codes.data(), storage.data());
   if (!QCONFORM_CALL(UnpackRows, tgt)(job)) return qconform::unpack(s, shape, storage);
   return codes;
 }
@@ -802,13 +810,7 @@ Result<QTensor> parse(const Scheme& s, std::span<const std::size_t> shape, std::
   t.scheme = s;
   t.shape.assign(shape.begin(), shape.end());
   t.codes.resize(lp->layout.elements);
-  detail::PackJob job;
-  job.geo = lp->geo;
-  job.kind = code_kind(s);
-  job.value = s.value;
-  job.codes = t.codes.data();
-  job.storage = const_cast<std::uint8_t*>(bytes.data());
-  job.pack = *lp->pk;
+  const detail::PackJob job = pack_job(s, lp->geo, *lp->pk, t.codes.data(), bytes.data());
   if (!QCONFORM_CALL(UnpackRows, tgt)(job)) return qconform::parse(s, shape, bytes, table);
   return t;
 }
@@ -839,21 +841,8 @@ Status dequantize_from(const Scheme& s, std::span<const std::size_t> shape, std:
     // parse's unpack, then dequantize's kernel straight into `out` (prepare_bytes checked the
     // table, the stored scales and the global, and computed the effective scales).
     std::vector<std::int32_t> codes(lp->layout.elements);
-    detail::PackJob pj;
-    pj.geo = lp->geo;
-    pj.kind = code_kind(s);
-    pj.value = s.value;
-    pj.codes = codes.data();
-    pj.storage = const_cast<std::uint8_t*>(bytes.data());  // read only
-    pj.pack = *lp->pk;
-    if (!QCONFORM_CALL(UnpackRows, tgt)(pj)) return composed();
-    detail::LookupJob job;
-    job.geo = lp->geo;
-    job.eff = eff.data();
-    job.bits = info(s.value).bits;
-    job.table = table->data();
-    job.codes = codes.data();
-    job.out = out.data();
+    if (!QCONFORM_CALL(UnpackRows, tgt)(pack_job(s, lp->geo, *lp->pk, codes.data(), bytes.data()))) return composed();
+    const detail::LookupJob job = lookup_dequantize_job(s, lp->geo, eff.data(), *table, codes.data(), out.data());
     if (!QCONFORM_CALL(LookupDequantizeRows, tgt)(job)) return composed();
     return {};
   }
