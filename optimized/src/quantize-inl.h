@@ -2398,21 +2398,21 @@ HWY_INLINE hn::Vec<hn::Repartition<std::uint8_t, DU>> FourVectorFields(DU du, hn
 // The fields of nv whole vectors at x, in blocks of 2^kShift vectors of calibrated, unsaturated
 // integer scales (QuantizeVecRcp's kCalibrated form, whose argument covers every lane here):
 // block k has effective scale eff[k] and reciprocal rcp[k] (NaN: the division). Four vectors at a
-// time: when every lane of the four passes the tie check (AnyNearTie), their fields (bits 14 to 21 of
-// each sum t) are shifted to bytes 0 to 3 of one u32 vector, merged with three bitwise selects and
-// stored with one gather and one store, where vector by vector took a shift, a gather and a store
-// each (on AVX3_DL: 17 vector operations and one store for four vectors instead of 20 and four,
-// 5 of them on port 5 instead of 8); otherwise the four go through QuantizeVecRcp one by one (the
-// division for the lanes that need it). On AVX3_DL the shifts and selects are four
-// vpmultishiftqb instead (session 37): each copies the fields of one vector (bits 14 to 21 of the
-// two u32 lanes of every qword) into its own two bytes of each qword, the last three under a byte
-// mask that keeps the others, and one vpermb puts the bytes in memory order: 14 vector operations
-// for four vectors where shifts and selects took 17, and 3.5 to 4 % less time for the whole
-// calibrate+quantize of 4096 elements on the Xeon of session 37 (Emerald Rapids, 2.95 GHz), where
-// shifts run on port 0 only and vpmultishiftqb, vpermb and vptestmd on port 5 only (the codes
-// loop is then about nine port-5 operations per four vectors). Fields go to fields[0, nv * Lanes). Line i < pf_lines of
-// pf (64 bytes each) is prefetched into L2 along the way, four vectors' worth of lines per four
-// vectors.
+// time: when every lane of the four passes the tie check (AnyNearTie), their fields (bits 14 to 21
+// of each sum t) are gathered into one vector in memory order and handed to the sink, where
+// vector by vector took a shift, a gather and a store each; otherwise the four go through
+// QuantizeVecRcp one by one (the division for the lanes that need it). The gather: shifts to
+// bytes 0 to 3 of one u32 vector, three bitwise selects and one byte permute (FourVectorFields;
+// 17 vector operations for four vectors on AVX3_DL until session 37, where vector by vector took
+// 20). On AVX3_DL,
+// since session 37, four vpmultishiftqb instead, each copying the fields of one vector (bits 14
+// to 21 of the two u32 lanes of every qword) into its own two bytes of each qword, the last three
+// under a byte mask that keeps the others, then one vpermb: 14 operations, and 3.5 to 4 % less
+// time for calibrate+quantize of 4096 elements on the Emerald Rapids Xeon of session 37, where
+// shifts run on port 0 only and vpmultishiftqb, vpermb and vptestmd on port 5 only (about nine
+// port-5 operations per four vectors then). Fields go to fields[0, nv * Lanes). Line i < pf_lines
+// of pf (64 bytes each) is prefetched into L2 along the way, four vectors' worth of lines per
+// four vectors.
 template <Value V, int kShift, class VU, class Sink>
 HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, const float* HWY_RESTRICT eff,
                                 const float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT fields, VU& nan_acc,
