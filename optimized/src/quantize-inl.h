@@ -2366,17 +2366,11 @@ HWY_INLINE V ByteSelect(V sel, V yes, V no) {
 }
 
 // Byte u of u32 lane i of `w` is lane i's field of vector u (u < 4): the four vectors' fields in
-// memory order, vector 0's lanes first.
+// memory order, vector 0's lanes first. (AVX3_DL gathers with vpmultishiftqb instead and never
+// calls this: CalibratedCodes.)
 template <class DU>
 HWY_INLINE hn::Vec<hn::Repartition<std::uint8_t, DU>> FourVectorFields(DU du, hn::Vec<DU> w) {
   const hn::Repartition<std::uint8_t, DU> d8;
-#if HWY_TARGET == HWY_AVX3_DL
-  (void)du;  // byte 16u + i is byte 4i + u: one vpermb
-  alignas(64) static constexpr std::uint8_t kIdx[64] = {
-      0, 4, 8,  12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 1, 5, 9,  13, 17, 21, 25, 29, 33, 37, 41, 45, 49, 53, 57, 61,
-      2, 6, 10, 14, 18, 22, 26, 30, 34, 38, 42, 46, 50, 54, 58, 62, 3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47, 51, 55, 59, 63};
-  return hn::Vec512<std::uint8_t>{_mm512_permutexvar_epi8(Hidden(hn::Load(d8, kIdx)).raw, hn::BitCast(d8, w).raw)};
-#else
   // A 4x4 byte transpose in each 16-byte block: u32 lane u of block B then holds lanes 4B to
   // 4B + 3 of vector u. Then that lane, 4B + u, moves to (Lanes / 4) u + B.
   alignas(16) static constexpr std::uint8_t kT[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
@@ -2392,7 +2386,6 @@ HWY_INLINE hn::Vec<hn::Repartition<std::uint8_t, DU>> FourVectorFields(DU du, hn
     static_assert(kLanes == 4, "one 16-byte block: the transpose is all");
   }
   return t;
-#endif
 }
 
 // The fields of nv whole vectors at x, in blocks of 2^kShift vectors of calibrated, unsaturated
@@ -2404,15 +2397,14 @@ HWY_INLINE hn::Vec<hn::Repartition<std::uint8_t, DU>> FourVectorFields(DU du, hn
 // QuantizeVecRcp one by one (the division for the lanes that need it). The gather: shifts to
 // bytes 0 to 3 of one u32 vector, three bitwise selects and one byte permute (FourVectorFields;
 // 17 vector operations for four vectors on AVX3_DL until session 37, where vector by vector took
-// 20). On AVX3_DL,
-// since session 37, four vpmultishiftqb instead, each copying the fields of one vector (bits 14
-// to 21 of the two u32 lanes of every qword) into its own two bytes of each qword, the last three
-// under a byte mask that keeps the others, then one vpermb: 14 operations, and 3.5 to 4 % less
-// time for calibrate+quantize of 4096 elements on the Emerald Rapids Xeon of session 37, where
-// shifts run on port 0 only and vpmultishiftqb, vpermb and vptestmd on port 5 only (about nine
-// port-5 operations per four vectors then). Fields go to fields[0, nv * Lanes). Line i < pf_lines
-// of pf (64 bytes each) is prefetched into L2 along the way, four vectors' worth of lines per
-// four vectors.
+// 20). On AVX3_DL since session 37, four vpmultishiftqb instead, each copying the fields of one
+// vector (bits 14 to 21 of the two u32 lanes of every qword) into its own two bytes of each
+// qword, the last three under a byte mask that keeps the others, then one vpermb: 14 operations,
+// and 3.5 to 4 % less time for calibrate+quantize of 4096 elements on the Emerald Rapids Xeon of
+// session 37, where shifts run on port 0 only and vpmultishiftqb, vpermb and vptestmd on port 5
+// only (about nine port-5 operations per four vectors then). Fields go to fields[0, nv * Lanes).
+// Line i < pf_lines of pf (64 bytes each) is prefetched into L2 along the way, four vectors' worth
+// of lines per four vectors.
 template <Value V, int kShift, class VU, class Sink>
 HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, const float* HWY_RESTRICT eff,
                                 const float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT fields, VU& nan_acc,
