@@ -2402,7 +2402,12 @@ HWY_INLINE hn::Vec<hn::Repartition<std::uint8_t, DU>> FourVectorFields(DU du, hn
 // qword, the last three under a byte mask that keeps the others, then one vpermb: 14 operations,
 // and 3.5 to 4 % less time for calibrate+quantize of 4096 elements on the Emerald Rapids Xeon of
 // session 37, where shifts run on port 0 only and vpmultishiftqb, vpermb and vptestmd on port 5
-// only (about nine port-5 operations per four vectors then). Fields go to fields[0, nv * Lanes).
+// only (nine port-5 operations per four vectors then, against seven on either port). Since
+// session 39 vector 0 takes a shift instead (port 0): its fields to byte 0 of each u32 lane, the
+// other three by vpmultishiftqb into bytes 1 to 3 (byte 4i + u of the gather is the field of
+// lane i of vector u, as in FourVectorFields), then one vpermb: eight operations on port 5, two
+// on port 0, six on either, and 3 to 4 % less time for calibrate+quantize in L1 and L2 on the
+// same Xeon. Fields go to fields[0, nv * Lanes).
 // Line i < pf_lines of pf (64 bytes each) is prefetched into L2 along the way, four vectors' worth
 // of lines per four vectors.
 template <Value V, int kShift, class VU, class Sink>
@@ -2419,13 +2424,15 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
   const auto m = Konst(d, kGridM);
   const auto frac = Konst(du, kGridFrac);
 #if HWY_TARGET == HWY_AVX3_DL
-  // Control bytes 14 and 46 (0x0E, 0x2E), alternating: each output byte pair of a qword takes the
-  // fields of its two u32 lanes. After the four, byte 8q + 2u + h of w is the field of lane
-  // 2q + h of vector u; kMsIdx moves it to byte 16u + 2q + h.
-  const auto ms_ctl = Konst(hn::Repartition<std::uint64_t, decltype(du)>(), 0x2E0E2E0E2E0E2E0Eull);
+  // Control bytes 14 (0x0E) in bytes 1 to 3 of each qword and 46 (0x2E) in bytes 5 to 7: each
+  // takes the field of the qword's low or high u32 lane. Vector u's multishift writes bytes u and
+  // 4 + u of each qword (mask 0x22, 0x44, 0x88 per qword); bytes 0 and 4 are vector 0's, from its
+  // shift. After the four, byte 4i + u of w is the field of lane i of vector u; kMsIdx moves it
+  // to byte 16u + i.
+  const auto ms_ctl = Konst(hn::Repartition<std::uint64_t, decltype(du)>(), 0x2E2E2E000E0E0E00ull);
   alignas(64) static constexpr std::uint8_t kMsIdx[64] = {
-      0, 1, 8, 9, 16, 17, 24, 25, 32, 33, 40, 41, 48, 49, 56, 57, 2, 3, 10, 11, 18, 19, 26, 27, 34, 35, 42, 43, 50, 51, 58, 59,
-      4, 5, 12, 13, 20, 21, 28, 29, 36, 37, 44, 45, 52, 53, 60, 61, 6, 7, 14, 15, 22, 23, 30, 31, 38, 39, 46, 47, 54, 55, 62, 63};
+      0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 1, 5, 9, 13, 17, 21, 25, 29, 33, 37, 41, 45, 49, 53, 57, 61,
+      2, 6, 10, 14, 18, 22, 26, 30, 34, 38, 42, 46, 50, 54, 58, 62, 3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47, 51, 55, 59, 63};
   const auto ms_idx = Hidden(hn::Load(d8, kMsIdx));
 #else
   const auto sel1 = Konst(du, 0x0000FF00u), sel2 = Konst(du, 0x00FF0000u), sel3 = Konst(du, 0xFF000000u);
@@ -2471,10 +2478,11 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
     sums = _mm512_ternarylogic_epi32(sums, t[2].raw, t[3].raw, 0xFE);
 #endif
 #if HWY_TARGET == HWY_AVX3_DL
-    __m512i w = _mm512_multishift_epi64_epi8(ms_ctl.raw, t[0].raw);
-    w = _mm512_mask_multishift_epi64_epi8(w, 0x0C0C0C0C0C0C0C0Cull, ms_ctl.raw, t[1].raw);
-    w = _mm512_mask_multishift_epi64_epi8(w, 0x3030303030303030ull, ms_ctl.raw, t[2].raw);
-    w = _mm512_mask_multishift_epi64_epi8(w, 0xC0C0C0C0C0C0C0C0ull, ms_ctl.raw, t[3].raw);
+    // (Bits 8 to 17 of the shift, t[0]'s exponent, are overwritten by the three multishifts.)
+    __m512i w = _mm512_srli_epi32(t[0].raw, 14);
+    w = _mm512_mask_multishift_epi64_epi8(w, 0x2222222222222222ull, ms_ctl.raw, t[1].raw);
+    w = _mm512_mask_multishift_epi64_epi8(w, 0x4444444444444444ull, ms_ctl.raw, t[2].raw);
+    w = _mm512_mask_multishift_epi64_epi8(w, 0x8888888888888888ull, ms_ctl.raw, t[3].raw);
     if constexpr (Fmt<V>::kBits < 8) w = _mm512_and_si512(w, Konst(du, Fmt<V>::kMask * 0x01010101u).raw);
     sink(v, hn::Vec512<std::uint8_t>{_mm512_permutexvar_epi8(ms_idx.raw, w)});
 #else
