@@ -58,6 +58,13 @@ inline constexpr std::size_t kFusedSmallBytes = std::size_t{2} << 20;
 // interleaved A/B against no such prefetch, 1.03 in time at 4 MiB and 1.01 at 8 MiB, 0.81 at 16
 // and 32 MiB. (The output is streamed from 64 MiB of input on, kStreamBytes.)
 inline constexpr std::size_t kFarPrefetchBytes = std::size_t{16} << 20;
+// Inputs from which calibrate+quantize's maxima pass loads aligned vectors when the input is not
+// 64-byte aligned (AVX-512: AbsMaxGroups' kAligned form). Each unaligned 512-bit load then spans
+// two cache lines, which the load ports serve as two accesses; aligned loads take one more
+// vrangeps per block instead. On the Emerald Rapids Xeon of session 39, input 16 bytes past a
+// line (as std::vector gives): 5 to 6 % less time from 64 KiB to 1 MiB, 4 to 5 % more at 16 and
+// 32 KiB, where the two passes hit L1 and the extra operations cost more than the accesses.
+inline constexpr std::size_t kAlignedMaximaBytes = std::size_t{32} << 10;
 // Input elements read ahead of the quantize loop: the arithmetic keeps a core busy enough that the
 // hardware prefetcher alone leaves DRAM idle between requests. Not a multiple of 4 KiB, so the
 // prefetch and the load 4 KiB behind it do not share their page offset (one A/B run was faster in
@@ -1807,9 +1814,14 @@ HWY_INLINE hn::Vec<DI> ReduceBlockMaxima(DI di, hn::Vec<DI>* HWY_RESTRICT m) {
 // from the group's start. The prefetches (kPf) run kPrefetch ahead of the group, moved back near the end
 // so that the whole group's prefetch range ends at element `last` (no pointer past the tensor;
 // the group itself lies within it, so the range never starts before it).
-template <int kShift, bool kPf, class Sink>
+// kAligned (AVX-512, kShift >= 1): x lies o floats (1 to 15) past a 64-byte boundary, and every
+// load is of the aligned vectors instead: a block then spans lanes o to 15 of aligned vector 0,
+// vectors 1 to per - 1 whole, and lanes 0 to o - 1 of vector per (the next block's vector 0).
+// The caller guarantees that those vectors lie within the tensor: o floats before the group and
+// 16 - o past its end.
+template <int kShift, bool kPf, bool kAligned = false, class Sink>
 HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, std::size_t last,
-                             Sink&& sink, std::size_t& j) {
+                             Sink&& sink, std::size_t& j, [[maybe_unused]] std::size_t o = 0) {
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
   const hn::RebindToUnsigned<decltype(d)> du;
@@ -1821,10 +1833,38 @@ HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t b, std::si
     const float* HWY_RESTRICT g = x + j * width;
     [[maybe_unused]] const float* HWY_RESTRICT pf = x + std::min(j * width + kPrefetch, last + 1 - kLanes * width);
     hn::Vec<decltype(di)> m[kLanes];
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    // The group's first aligned vector, in a register of its own: GCC 12 otherwise kept a pointer
+    // per block (16 registers, some spilled) where one base with constant offsets does.
+    [[maybe_unused]] const float* HWY_RESTRICT ga = g;
+    if constexpr (kAligned) {
+      ga = g - o;
+      asm("" : "+r"(ga));
+    }
+#endif
 #pragma GCC unroll 16
     for (std::size_t k = 0; k < kLanes; ++k) {
       if constexpr (kPf) hwy::Prefetch(pf + k * width);
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+      if constexpr (kAligned) {
+        static_assert(kShift >= 1, "blocks of two vectors or more");
+        // Lanes o to 15 of vector 0 with vector 1 (lanes below o keep vector 1's own bits: the
+        // merge), vectors 2 to per - 1, then lanes below o with vector per's. Both vrangeps with
+        // a merge mask read and write one register: no copies.
+        const float* HWY_RESTRICT a = ga + k * width;
+        const __mmask16 hi = static_cast<__mmask16>(0xFFFFu << o), lo = static_cast<__mmask16>((1u << o) - 1);
+        const __m512 v1 = _mm512_load_ps(a + kLanes);
+        __m512 acc = _mm512_mask_range_ps(v1, hi, v1, _mm512_load_ps(a), 0x0B);
+        if constexpr (kPf) hwy::Prefetch(pf + k * width + kLanes);
+#pragma GCC unroll 8
+        for (std::size_t u = 2; u < per; ++u) {
+          if constexpr (kPf) hwy::Prefetch(pf + k * width + u * kLanes);
+          acc = _mm512_range_ps(acc, _mm512_load_ps(a + u * kLanes), 0x0B);
+        }
+        acc = _mm512_mask_range_ps(acc, lo, acc, _mm512_load_ps(a + per * kLanes), 0x0B);
+        m[k] = hn::BitCast(di, hn::Vec<decltype(d)>{acc});
+        continue;
+      }
       if (per >= 2) {
         // vrangeps (imm 0b1011: the larger magnitude, sign cleared): |a| max |b| in one operation
         // where the bit form takes two ands and a maximum. It returns the other operand for a
@@ -1854,11 +1894,40 @@ HWY_INLINE void AbsMaxGroups(const float* HWY_RESTRICT x, std::size_t b, std::si
   }
 }
 
-// AbsMaxGroups for any block of whole vectors: 1, 2, 4 or 8 vectors with constant offsets.
+// AbsMaxGroups with aligned loads (kAligned) for the groups whose aligned vectors lie within the
+// tensor (`before` elements of it precede x; `last` is its last element), with unaligned loads
+// for the others: the tensor's first group when it starts off a 64-byte boundary, and the groups
+// whose last aligned vector would reach past its end.
+template <int kShift, bool kPf, class Sink>
+HWY_INLINE void AbsMaxGroupsAligned(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, std::size_t last,
+                                    std::size_t before, std::size_t o, Sink&& sink, std::size_t& j) {
+  constexpr std::size_t kLanes = hn::MaxLanes(hn::ScalableTag<float>());
+  if (before < o) AbsMaxGroups<kShift, kPf>(x, b, std::min(blocks, j + kLanes), last, sink, j);
+  // Group [j, j + Lanes) reads up to element (j + Lanes) b + Lanes - o - 1 <= last.
+  const std::size_t end = last + 1 + o >= kLanes ? (last + 1 + o - kLanes) / b : 0;
+  AbsMaxGroups<kShift, kPf, true>(x, b, std::min(blocks, end), last, sink, j, o);
+  AbsMaxGroups<kShift, kPf>(x, b, blocks, last, sink, j);
+}
+
+// AbsMaxGroups for any block of whole vectors: 1, 2, 4 or 8 vectors with constant offsets. On
+// AVX-512, input off a 64-byte boundary takes aligned loads (AbsMaxGroupsAligned, `before` the
+// number of the tensor's elements before x) unless `before` is SIZE_MAX.
 template <bool kPf, class Sink>
 HWY_INLINE void AbsMaxGroupsAnyShift(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks, std::size_t last,
-                                     Sink&& sink, std::size_t& j) {
-  switch (VectorsPerBlockLog2(b, hn::Lanes(hn::ScalableTag<float>()))) {
+                                     [[maybe_unused]] std::size_t before, Sink&& sink, std::size_t& j) {
+  const int shift = VectorsPerBlockLog2(b, hn::Lanes(hn::ScalableTag<float>()));
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  const std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(x);
+  const std::size_t o = (addr / sizeof(float)) % 16;
+  if (before != SIZE_MAX && shift >= 1 && o != 0 && addr % sizeof(float) == 0) {
+    switch (shift) {
+      case 1: return AbsMaxGroupsAligned<1, kPf>(x, b, blocks, last, before, o, sink, j);
+      case 2: return AbsMaxGroupsAligned<2, kPf>(x, b, blocks, last, before, o, sink, j);
+      default: return AbsMaxGroupsAligned<3, kPf>(x, b, blocks, last, before, o, sink, j);
+    }
+  }
+#endif
+  switch (shift) {
     case 0: return AbsMaxGroups<0, kPf>(x, b, blocks, last, sink, j);
     case 1: return AbsMaxGroups<1, kPf>(x, b, blocks, last, sink, j);
     case 2: return AbsMaxGroups<2, kPf>(x, b, blocks, last, sink, j);
@@ -2018,7 +2087,9 @@ struct ChunkFacts {
 // take one staged vector of maxima at a time. With `prefetch` (inputs of kFarPrefetchBytes and
 // more) the input is prefetched into L1 kPrefetch ahead, up to element `last` of x; below, it is
 // in a cache, the hardware prefetcher keeps up, and one prefetch per vector only takes load slots
-// (on the Zen 4 of session 23: 0.97 in time at 16 KiB and 512 KiB without). The two lambdas are
+// (on the Zen 4 of session 23: 0.97 in time at 16 KiB and 512 KiB without). `before`: the number
+// of the tensor's elements before x, for aligned loads of input off a 64-byte boundary, or
+// SIZE_MAX for none (AbsMaxGroupsAnyShift). The two lambdas are
 // forced inline: with both forms of AbsMaxGroups in here GCC 12 stopped inlining them, and the
 // masks they update went through memory (1.04 and 1.09 in time). Not inlined itself: one copy
 // per target and dtype serves every value type.
@@ -2027,8 +2098,9 @@ struct ChunkFacts {
 // by the codes pass instead (CalibrateQuantizeRowsT's nan_acc).
 template <ScaleDtype DT>
 HWY_NOINLINE ChunkFacts CalibrateBlocks(const float* HWY_RESTRICT x, std::size_t b, std::size_t blocks,
-                                        [[maybe_unused]] std::size_t last, [[maybe_unused]] bool prefetch, float range, float none,
-                                        float* HWY_RESTRICT eff, float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT out) {
+                                        [[maybe_unused]] std::size_t last, [[maybe_unused]] std::size_t before,
+                                        [[maybe_unused]] bool prefetch, float range, float none, float* HWY_RESTRICT eff,
+                                        float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT out) {
   const hn::ScalableTag<float> d;
   const hn::RebindToUnsigned<decltype(d)> du;
   constexpr std::size_t kLanes = hn::MaxLanes(d);  // == Lanes(d) on every x86 target
@@ -2076,9 +2148,9 @@ HWY_NOINLINE ChunkFacts CalibrateBlocks(const float* HWY_RESTRICT x, std::size_t
       pending_max = a;
     };
     if (prefetch) {
-      AbsMaxGroupsAnyShift<true>(x, b, blocks, last, full, j);
+      AbsMaxGroupsAnyShift<true>(x, b, blocks, last, before, full, j);
     } else {
-      AbsMaxGroupsAnyShift<false>(x, b, blocks, last, full, j);
+      AbsMaxGroupsAnyShift<false>(x, b, blocks, last, before, full, j);
     }
     if (pending != SIZE_MAX) scales(pending, pending_max, kLanes);
   }
@@ -2099,12 +2171,13 @@ HWY_NOINLINE ChunkFacts CalibrateBlocks(const float* HWY_RESTRICT x, std::size_t
 }
 
 HWY_INLINE ChunkFacts CalibrateChunk(ScaleDtype dt, const float* x, std::size_t b, std::size_t blocks, std::size_t last,
-                                     bool prefetch, float range, float none, float* eff, float* rcp, std::uint8_t* out) {
+                                     std::size_t before, bool prefetch, float range, float none, float* eff, float* rcp,
+                                     std::uint8_t* out) {
   switch (dt) {
-    case ScaleDtype::f32: return CalibrateBlocks<ScaleDtype::f32>(x, b, blocks, last, prefetch, range, none, eff, rcp, out);
-    case ScaleDtype::f16: return CalibrateBlocks<ScaleDtype::f16>(x, b, blocks, last, prefetch, range, none, eff, rcp, out);
-    case ScaleDtype::bf16: return CalibrateBlocks<ScaleDtype::bf16>(x, b, blocks, last, prefetch, range, none, eff, rcp, out);
-    case ScaleDtype::ue4m3: return CalibrateBlocks<ScaleDtype::ue4m3>(x, b, blocks, last, prefetch, range, none, eff, rcp, out);
+    case ScaleDtype::f32: return CalibrateBlocks<ScaleDtype::f32>(x, b, blocks, last, before, prefetch, range, none, eff, rcp, out);
+    case ScaleDtype::f16: return CalibrateBlocks<ScaleDtype::f16>(x, b, blocks, last, before, prefetch, range, none, eff, rcp, out);
+    case ScaleDtype::bf16: return CalibrateBlocks<ScaleDtype::bf16>(x, b, blocks, last, before, prefetch, range, none, eff, rcp, out);
+    case ScaleDtype::ue4m3: return CalibrateBlocks<ScaleDtype::ue4m3>(x, b, blocks, last, before, prefetch, range, none, eff, rcp, out);
     case ScaleDtype::ue8m0: break;  // rejected by validate_scheme
   }
   return {ChunkFacts::kBad};
@@ -2565,6 +2638,8 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   const bool stream = g.rows * job.pack.row_bytes >= kStreamBytes;
   // The codes pass prefetches the next chunk into L2, the maxima pass its own input into L1.
   const bool far = g.rows * g.n * sizeof(float) >= kFarPrefetchBytes;
+  // The maxima pass loads aligned vectors from input that is not (AbsMaxGroupsAnyShift).
+  const bool aligned = g.rows * g.n * sizeof(float) > kAlignedMaximaBytes;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
   // Streamed one-byte codes of calibrated blocks of 1, 2, 4 or 8 whole vectors, in rows of whole
   // groups of four vectors: CalibratedCodes hands each group's fields (one byte vector) to a
@@ -2591,7 +2666,8 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       const std::size_t j0 = c0 / b;
       const std::size_t blocks = (c1 - c0) / b;
       const ChunkFacts f =
-          CalibrateChunk(job.dtype, xr + c0, b, blocks, last - c0, far, range, none, eff, rcp, job.scales + (walker.base() + j0) * w);
+          CalibrateChunk(job.dtype, xr + c0, b, blocks, last - c0, aligned ? static_cast<std::size_t>(xr + c0 - job.x) : SIZE_MAX,
+                         far, range, none, eff, rcp, job.scales + (walker.base() + j0) * w);
       if (f.bad()) return false;
       // From kFarPrefetchBytes of input on, the codes pass also prefetches the next
       // chunk's input lines, kPrefetch ahead, every one of them: without them memory idles while

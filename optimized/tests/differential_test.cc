@@ -21,6 +21,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -1126,6 +1127,54 @@ TEST_P(DiffValue, CalibratedGroupsRejectBadValues) {
           check_calibrate(s, {blocks * b}, data, qc::Calibration::minmax, target_,
                           "bad " + hexf(bad) + " at " + std::to_string(at) + " and NaN " + qc::print_scheme(s));
         }
+      }
+    }
+  }
+}
+
+// Input at every float offset from a 64-byte boundary, above the size from which the fused
+// calibration's maxima pass loads aligned vectors on AVX-512 (quantize-inl.h, kAlignedMaximaBytes:
+// a block then spans the last 16 - o lanes of one aligned vector and the first o of another, and
+// the tensor's first and last groups take unaligned loads). Rows of 3072: the aligned vectors
+// straddle rows. Blocks of 1, 2, 4 and 8 vectors on AVX-512, each block's scale far from its
+// neighbours' (a maximum taken from the wrong block shows in the scales) and its maximum at a
+// place that moves through the block; then NaN (quiet, signaling), ±Inf and FLT_MAX at the
+// tensor's first and last elements and at the lanes next to an aligned boundary.
+TEST_P(DiffValue, CalibrateMisalignedInput) {
+  const std::string v(qc::info(value_).name);
+  const float half_range = (qc::info(value_).hi - qc::info(value_).lo) / 2.0f;
+  std::mt19937 rng(39001);
+  const qc::Shape shape = {3, 3072};
+  const std::size_t count = 3 * 3072;
+  std::vector<float> buf(count + 64);
+  const std::size_t base = (64 - reinterpret_cast<std::uintptr_t>(buf.data()) % 64) % 64 / sizeof(float);
+  for (const std::size_t b : {std::size_t{16}, std::size_t{32}, std::size_t{64}, std::size_t{128}}) {
+    const qc::Scheme s = scheme("value=" + v + ",block=" + std::to_string(b) + ":f16");
+    std::vector<float> clean(count);
+    for (std::size_t j = 0; j < count / b; ++j) {
+      const float scale = std::ldexp(1.0f, static_cast<int>((j * 5) % 13) - 6);
+      float* blk = clean.data() + j * b;
+      for (std::size_t i = 0; i < b; ++i) blk[i] = (static_cast<float>(rng() % 2001) / 1000.0f - 1.0f) * half_range * scale;
+      blk[(j * 7) % b] = (j % 2 == 0 ? 1.5f : -1.5f) * half_range * scale;  // the block's maximum
+    }
+    for (std::size_t o = 0; o < 16; ++o) {
+      float* x = buf.data() + base + o;
+      std::copy(clean.begin(), clean.end(), x);
+      const std::span<const float> data(x, count);
+      const std::string label = qc::print_scheme(s) + " offset " + std::to_string(o);
+      check_calibrate(s, shape, data, qc::Calibration::minmax, target_, label);
+      const std::vector<std::pair<std::size_t, float>> bads = {
+          {0, std::bit_cast<float>(0x7F800001u)},         // a signaling NaN, first element
+          {count - 1, kInf},                              // the last element
+          {b - 1, std::numeric_limits<float>::quiet_NaN()},  // block 0's last: lane o - 1 of its last vector
+          {b - std::max<std::size_t>(o, 1), FLT_MAX},         // its first there (2 * alpha overflows)
+          {(16 - o) % 16 + b, -kInf},                     // lane 0 of an aligned vector
+          {(31 - o) % 16 + 2 * b, std::bit_cast<float>(0xFFC00FFCu)},  // the last lane before one
+          {3072 + (16 - o) % 16, FLT_MAX}};               // the second row
+      for (const auto& [at, bad] : bads) {
+        x[at] = bad;
+        check_calibrate(s, shape, data, qc::Calibration::minmax, target_, label + " bad " + hexf(bad) + " at " + std::to_string(at));
+        x[at] = clean[at];
       }
     }
   }
