@@ -64,6 +64,9 @@ inline constexpr std::size_t kFarPrefetchBytes = std::size_t{16} << 20;
 // vrangeps per block instead. On the Emerald Rapids Xeon of session 39, input 16 bytes past a
 // line (as std::vector gives): 5 to 6 % less time from 64 KiB to 1 MiB, 4 to 5 % more at 16 and
 // 32 KiB, where the two passes hit L1 and the extra operations cost more than the accesses.
+// Below kFarPrefetchBytes only: from DRAM the pass is bound by memory, and two full bench runs
+// gave calibrate+quantize 0.961 and 0.943 of the ceiling at 256 MiB with it (0.962 to 0.996
+// over four runs of session 38 without); not measured further.
 inline constexpr std::size_t kAlignedMaximaBytes = std::size_t{32} << 10;
 // Input elements read ahead of the quantize loop: the arithmetic keeps a core busy enough that the
 // hardware prefetcher alone leaves DRAM idle between requests. Not a multiple of 4 KiB, so the
@@ -2638,8 +2641,9 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   const bool stream = g.rows * job.pack.row_bytes >= kStreamBytes;
   // The codes pass prefetches the next chunk into L2, the maxima pass its own input into L1.
   const bool far = g.rows * g.n * sizeof(float) >= kFarPrefetchBytes;
-  // The maxima pass loads aligned vectors from input that is not (AbsMaxGroupsAnyShift).
-  const bool aligned = g.rows * g.n * sizeof(float) > kAlignedMaximaBytes;
+  // The maxima pass loads aligned vectors from input that is not (AbsMaxGroupsAnyShift), in the
+  // caches: with far prefetches (from DRAM) it keeps the unaligned form measured before.
+  const bool aligned = g.rows * g.n * sizeof(float) > kAlignedMaximaBytes && !far;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
   // Streamed one-byte codes of calibrated blocks of 1, 2, 4 or 8 whole vectors, in rows of whole
   // groups of four vectors: CalibratedCodes hands each group's fields (one byte vector) to a
