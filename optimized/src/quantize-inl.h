@@ -65,8 +65,10 @@ inline constexpr std::size_t kFarPrefetchBytes = std::size_t{16} << 20;
 // line (as std::vector gives): 5 to 6 % less time from 64 KiB to 1 MiB, 4 to 5 % more at 16 and
 // 32 KiB, where the two passes hit L1 and the extra operations cost more than the accesses.
 // Below kFarPrefetchBytes only: from DRAM the pass is bound by memory, and two full bench runs
-// gave calibrate+quantize 0.961 and 0.943 of the ceiling at 256 MiB with it (0.962 to 0.996
-// over four runs of session 38 without); not measured further.
+// gave calibrate+quantize 0.961 and 0.943 of the ceiling at 256 MiB with it, against 0.962 to
+// 0.996 over four runs of session 38 without; alternated six times in session 39, 0.931 to
+// 0.982 with and 0.910 to 0.975 without: no difference this host can show, so the form measured
+// longer stays there.
 inline constexpr std::size_t kAlignedMaximaBytes = std::size_t{32} << 10;
 // Input elements read ahead of the quantize loop: the arithmetic keeps a core busy enough that the
 // hardware prefetcher alone leaves DRAM idle between requests. Not a multiple of 4 KiB, so the
