@@ -71,6 +71,7 @@ struct Commands final : Extra {
   bool json = false;
   std::string dir, impl = "optimized", file, target = "scheme_qparams", filter;
   double min_time = 0.1;
+  std::size_t offset = 0;
 
   int dispatch() override {
     if (run && run->parsed()) return do_run();
@@ -130,7 +131,7 @@ struct Commands final : Extra {
 
   int do_bench() {
 #if QCONFORM_HAVE_BENCH
-    return qconform::bench::run(json, min_time, filter);
+    return qconform::bench::run(json, min_time, filter, offset);
 #else
     std::cerr << "qconform: this build has no benchmarks\n";
     return 2;
@@ -181,6 +182,15 @@ std::unique_ptr<Extra> add_extra_commands(CLI::App& app) {
   c->bench->add_flag("--json", c->json, "one JSON object per case");
   c->bench->add_option("--min-time", c->min_time, "seconds per small case")->capture_default_str();
   c->bench->add_option("--filter", c->filter, "regex over case/size/impl");
+  c->bench->add_option("--offset", c->offset, "bytes past a 64-byte boundary of every buffer (0, 4, ..., 60)")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const bool ok = !v.empty() && v.size() <= 2 && v.find_first_not_of("0123456789") == std::string::npos &&
+                            std::stoul(v) % 4 == 0 && std::stoul(v) <= 60;  // bench::kMaxOffset
+            return ok ? std::string() : "not a multiple of 4 from 0 to 60: " + v;
+          },
+          "0..60, MULTIPLE OF 4"));
 
   c->decode = app.add_subcommand("decode", "print what a fuzz corpus file encodes");
   c->decode->add_option("file", c->file, "corpus file")->required();

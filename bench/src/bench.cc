@@ -121,29 +121,32 @@ struct Prepared {
   Shape shape;
   std::vector<float> scales;
   std::optional<float> global;
-  std::vector<std::uint8_t> bytes;  // the serialized tensor (dequantize input)
-  std::vector<std::uint8_t> out;    // quantize output, touched
+  Placed<std::uint8_t> bytes;  // the serialized tensor (dequantize input)
+  Placed<std::uint8_t> out;    // quantize output, touched
   std::string error;
 };
 
 struct SizeData {
   std::size_t z = SIZE_MAX;
-  std::vector<float> input;
-  std::vector<std::uint8_t> u8;   // ceiling buffers, touched
-  std::vector<float> f32;         // dequantize output and ceiling buffer, touched
+  Placed<float> input;
+  Placed<std::uint8_t> u8;  // ceiling buffers, touched
+  Placed<float> f32;        // dequantize output and ceiling buffer, touched
 };
 
 SizeData g_size;
 Prepared g_prep;
+std::size_t g_offset = 0;  // of every buffer past a 64-byte boundary (run's `offset`)
 
 SizeData& size_data(std::size_t z) {
   if (g_size.z != z) {
     g_size = SizeData{};
     const std::size_t n = kSizes[z].bytes / sizeof(float);
-    g_size.input.resize(n);
+    g_size.input = Placed<float>(n, g_offset);
     fill_activations(g_size.input);
-    g_size.u8.assign(n, 1);
-    g_size.f32.assign(n, 1.0f);
+    g_size.u8 = Placed<std::uint8_t>(n, g_offset);
+    std::fill_n(g_size.u8.data(), n, std::uint8_t{1});
+    g_size.f32 = Placed<float>(n, g_offset);
+    std::fill_n(g_size.f32.data(), n, 1.0f);
     g_size.z = z;
   }
   return g_size;
@@ -171,8 +174,10 @@ Prepared& prepare(std::size_t c, std::size_t z) {
   }
   g_prep.scales = p->scales;
   g_prep.global = p->global;
-  g_prep.out.assign(l->total_bytes, 1);
-  g_prep.bytes.assign(l->total_bytes, 0);
+  g_prep.out = Placed<std::uint8_t>(l->total_bytes, g_offset);
+  std::fill_n(g_prep.out.data(), l->total_bytes, std::uint8_t{1});
+  g_prep.bytes = Placed<std::uint8_t>(l->total_bytes, g_offset);
+  std::fill_n(g_prep.bytes.data(), l->total_bytes, std::uint8_t{0});
   const Status st = opt::quantize_into(g_prep.scheme, g_prep.shape, d.input, g_prep.scales, g_prep.global, g_prep.bytes);
   if (!st.ok()) g_prep.error = st.error().message;
   return g_prep;
@@ -311,7 +316,12 @@ std::string json_number(std::optional<double> v) {
 
 }  // namespace
 
-int run(bool json, double min_time_seconds, std::string_view filter) {
+int run(bool json, double min_time_seconds, std::string_view filter, std::size_t offset) {
+  if (offset % 4 != 0 || offset > kMaxOffset) {
+    std::fprintf(stderr, "qconform bench: the offset must be a multiple of 4 from 0 to %zu bytes, not %zu\n", kMaxOffset,
+                 offset);
+    return 1;
+  }
   static bool initialized = false;
   if (!initialized) {
     int argc = 1;
@@ -378,6 +388,10 @@ int run(bool json, double min_time_seconds, std::string_view filter) {
     const int iterations = r->kind == ImplKind::reference ? 1 : r->kind == ImplKind::optimized ? kPairedIterations : 4;
     enroll(r.get(), r->name)->Iterations(iterations);
   }
+  g_prep = Prepared{};
+  g_size = SizeData{};
+  g_offset = offset;
+  std::fprintf(stderr, "qconform bench: buffers %zu bytes past a 64-byte boundary\n", offset);
   Collector collector(by_name);
   const std::size_t ran = rows.empty() ? 0 : benchmark::RunSpecifiedBenchmarks(&collector, std::string("all"));
   g_prep = Prepared{};

@@ -1,4 +1,4 @@
-// qconform_benchmarks [--json] [--min-time=SECONDS] [--filter=REGEX]
+// qconform_benchmarks [--json] [--min-time=SECONDS] [--filter=REGEX] [--offset=BYTES]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   bool json = false;
   double min_time = 0.2;
   std::string filter;
+  std::size_t offset = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--json") {
@@ -18,10 +19,13 @@ int main(int argc, char** argv) {
       min_time = std::strtod(std::string(a.substr(11)).c_str(), nullptr);
     } else if (a.starts_with("--filter=")) {
       filter = a.substr(9);
+    } else if (a.starts_with("--offset=") && a.size() > 9 && a.size() <= 11 &&
+               a.find_first_not_of("0123456789", 9) == std::string_view::npos) {
+      offset = std::strtoul(std::string(a.substr(9)).c_str(), nullptr, 10);  // run() checks the range
     } else {
-      std::fprintf(stderr, "usage: %s [--json] [--min-time=SECONDS] [--filter=REGEX]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--json] [--min-time=SECONDS] [--filter=REGEX] [--offset=BYTES]\n", argv[0]);
       return 2;
     }
   }
-  return qconform::bench::run(json, min_time, filter);
+  return qconform::bench::run(json, min_time, filter, offset);
 }

@@ -22,9 +22,9 @@ struct Captured {
   std::string out;
 };
 
-Captured run(bool as_json, const std::string& filter) {
+Captured run(bool as_json, const std::string& filter, std::size_t offset = 0) {
   testing::internal::CaptureStdout();
-  const int status = qconform::bench::run(as_json, 0.002, filter);
+  const int status = qconform::bench::run(as_json, 0.002, filter, offset);
   return {status, testing::internal::GetCapturedStdout()};
 }
 
@@ -108,6 +108,36 @@ TEST(BenchTable, HeaderAndOneLinePerRow) {
   EXPECT_NE(lines[0].find("x reference"), std::string::npos);
   EXPECT_NE(lines[1].find("ceiling"), std::string::npos);
   EXPECT_NE(lines[2].find("reference"), std::string::npos);
+}
+
+// Every buffer at the offset asked for past a 64-byte boundary: the bench's figures then do not
+// depend on where the heap put a std::vector.
+TEST(BenchPlaced, DataLiesAtTheOffsetPastA64ByteBoundary) {
+  for (std::size_t offset = 0; offset <= qconform::bench::kMaxOffset; offset += 4) {
+    for (std::size_t n : {0u, 1u, 15u, 16u, 4097u}) {
+      const qconform::bench::Placed<float> f(n, offset);
+      const qconform::bench::Placed<std::uint8_t> b(n, offset);
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(f.data()) % 64, offset) << n;
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % 64, offset) << n;
+      ASSERT_EQ(f.span().size(), n);
+      // Every element is writable and reads back (ASan: within the allocation).
+      for (std::size_t i = 0; i < n; ++i) f.data()[i] = static_cast<float>(i);
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(f.span()[i], static_cast<float>(i));
+      if (n > 0) b.data()[n - 1] = 7;
+    }
+  }
+}
+
+TEST(BenchJson, OffsetRunsTheSameRowsAndAnOffsetOffTheGridIsAFailure) {
+  const Captured c = run(true, "^calq-q8s-b32-f16/16KiB/(ceiling|reference)", 16);
+  ASSERT_EQ(c.status, 0) << c.out;
+  const json rows = json::parse(c.out);
+  ASSERT_EQ(rows.size(), 2u) << c.out;
+  EXPECT_EQ(rows[0]["impl"], "ceiling");
+  EXPECT_EQ(rows[1]["impl"], "reference");
+  for (std::size_t bad : {std::size_t{2}, std::size_t{17}, std::size_t{64}, std::size_t{4096}}) {
+    EXPECT_EQ(run(true, "^calq-q8s-b32-f16/16KiB/ceiling", bad).status, 1) << bad;
+  }
 }
 
 }  // namespace

@@ -406,6 +406,14 @@ if(CASE STREQUAL "usage_odd_hex")
   expect_usage_error("hex")
 endif()
 
+if(CASE STREQUAL "usage_bench_offset_off_grid")
+  set(found TRUE)
+  # Buffers go 0 to 60 bytes past a 64-byte boundary, in steps of a float; the check comes before
+  # any benchmark runs (the filter matches nothing, which would be exit 1).
+  qrun("" bench --offset 18 --filter no-such-case)
+  expect_usage_error("multiple of 4 from 0 to 60: 18")
+endif()
+
 if(CASE STREQUAL "usage_bad_hex_digit")
   set(found TRUE)
   qrun("" dequantize --scheme ${BURN_SCHEME} --shape 1 --bytes 0g --json)

@@ -2,10 +2,21 @@
 // bandwidth ceiling, in one run, so every figure is also a ratio to the ceiling and the reference.
 #pragma once
 
+#include <cstddef>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <span>
 #include <string_view>
 
 namespace qconform::bench {
+
+// Every buffer of a run (input, outputs, serialized tensors, ceiling buffers) lies `offset` bytes
+// past a 64-byte boundary: 0 by default, as the CPU allocators of PyTorch and ONNX Runtime give
+// tensors; 16 is where glibc's malloc puts blocks of 128 KiB and more (std::vector's data). A
+// multiple of 4 below 64 (kMaxOffset); where a std::vector lands depends on the heap's history, and
+// with it whether every 512-bit load spans two cache lines (bench/README.md, "Alignment").
+inline constexpr std::size_t kMaxOffset = 60;
 
 // Runs the cases whose name "<case>/<size>/<impl>" matches the regex `filter` (empty: all) and
 // prints a table, or with `json` a JSON array with one object per case, size and implementation:
@@ -14,8 +25,38 @@ namespace qconform::bench {
 // At the small sizes each row runs for at least `min_time_seconds` in all, as five slices taken in
 // rounds over the whole run, and reports its median slice; the DRAM size runs a fixed few
 // iterations, each optimized one paired with a ceiling pass (the ratio: their median).
-// Returns 0, or 1 when nothing matched or a run failed.
-int run(bool json, double min_time_seconds, std::string_view filter);
+// Buffers at `offset` bytes past a 64-byte boundary (above).
+// Returns 0, or 1 when nothing matched, a run failed or the offset is not a multiple of 4 up to
+// kMaxOffset.
+int run(bool json, double min_time_seconds, std::string_view filter, std::size_t offset = 0);
+
+// n objects of T (trivial: float, std::uint8_t) at `offset` bytes past a 64-byte boundary, from
+// std::aligned_alloc (whose storage holds implicitly created objects); std::bad_alloc when there is
+// no memory, as std::vector.
+template <class T>
+class Placed {
+ public:
+  Placed() = default;
+  Placed(std::size_t n, std::size_t offset) : n_(n) {
+    const std::size_t bytes = (offset + n * sizeof(T) + 63) / 64 * 64 + 64;  // a multiple of 64, never 0
+    base_.reset(static_cast<std::byte*>(std::aligned_alloc(64, bytes)));
+    if (!base_) throw std::bad_alloc();
+    data_ = reinterpret_cast<T*>(base_.get() + offset);
+  }
+  [[nodiscard]] T* data() const { return data_; }
+  [[nodiscard]] std::size_t size() const { return n_; }
+  [[nodiscard]] std::span<T> span() const { return {data_, n_}; }
+  operator std::span<T>() const { return span(); }              // NOLINT(google-explicit-constructor)
+  operator std::span<const T>() const { return {data_, n_}; }   // NOLINT(google-explicit-constructor)
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  std::unique_ptr<std::byte[], Free> base_;
+  T* data_ = nullptr;
+  std::size_t n_ = 0;
+};
 
 // The benchmarks' input, like activations: deterministic, roughly Gaussian (the sum of four uniform
 // draws: mean 0, standard deviation about 0.98, within [-3.4, 3.4)), every 997th element 8 times
