@@ -1946,16 +1946,20 @@ HWY_INLINE void AbsMaxGroupsAnyShift(const float* HWY_RESTRICT x, std::size_t b,
 // SPEC §2 round-up of scales s >= 0 (not NaN) onto a dtype's grid, lane-wise, the same
 // operations as detail::round_up: saturate, fixed-spacing subnormal range, else bit round-up.
 // kSub false: the caller knows that no lane lies in the subnormal range (below kSubnormal<DT>).
+// `over`, when given, is the lanes with s > kScaleMax<DT> (which saturate), as the caller has
+// them already: calibration flags the same lanes as saturated.
 template <ScaleDtype DT>
 inline constexpr float kSubnormal = DT == ScaleDtype::f16 ? 0x1p-14f : DT == ScaleDtype::ue4m3 ? 0x1p-6f : 0.0f;
+template <ScaleDtype DT>
+inline constexpr float kScaleMax = DT == ScaleDtype::f16 ? 65504.0f : DT == ScaleDtype::bf16 ? 0x1.fep127f : 448.0f;
 
 template <ScaleDtype DT, bool kSub = true, class D>
-HWY_INLINE hn::Vec<D> RoundUpVec(D d, hn::Vec<D> s) {
+HWY_INLINE hn::Vec<D> RoundUpVec(D d, hn::Vec<D> s, hn::Mask<D> over) {
   if constexpr (DT == ScaleDtype::f32 || DT == ScaleDtype::ue8m0) {
+    (void)over;
     return s;
   } else {
     const hn::RebindToUnsigned<D> du;
-    constexpr float kMax = DT == ScaleDtype::f16 ? 65504.0f : DT == ScaleDtype::bf16 ? 0x1.fep127f : 448.0f;
     constexpr std::uint32_t kStep = DT == ScaleDtype::f16 ? (1u << 13) : DT == ScaleDtype::bf16 ? (1u << 16) : (1u << 20);
     auto up = hn::BitCast(d, hn::And(hn::Add(hn::BitCast(du, s), hn::Set(du, kStep - 1)), hn::Set(du, ~(kStep - 1))));
     if constexpr (DT != ScaleDtype::bf16 && kSub) {
@@ -1964,7 +1968,17 @@ HWY_INLINE hn::Vec<D> RoundUpVec(D d, hn::Vec<D> s) {
       const auto sub = hn::Mul(hn::Abs(hn::Ceil(hn::Mul(s, hn::Set(d, kQ)))), hn::Set(d, 1.0f / kQ));
       up = hn::IfThenElse(hn::Lt(s, hn::Set(d, kSubnormal<DT>)), sub, up);
     }
-    return hn::IfThenElse(hn::Ge(s, hn::Set(d, kMax)), hn::Set(d, kMax), up);
+    // (s == kScaleMax is on the grid: up is kScaleMax there too.)
+    return hn::IfThenElse(over, hn::Set(d, kScaleMax<DT>), up);
+  }
+}
+
+template <ScaleDtype DT, bool kSub = true, class D>
+HWY_INLINE hn::Vec<D> RoundUpVec(D d, hn::Vec<D> s) {
+  if constexpr (DT == ScaleDtype::f32 || DT == ScaleDtype::ue8m0) {
+    return s;
+  } else {
+    return RoundUpVec<DT, kSub>(d, s, hn::Gt(s, hn::Set(d, kScaleMax<DT>)));
   }
 }
 
@@ -2042,33 +2056,47 @@ HWY_INLINE hn::Vec<DU> LoadPatterns(DU du, const std::uint8_t* HWY_RESTRICT in, 
 
 // Calibrated scales of one vector of blocks from their max |x| bits `a` (SPEC §8: fl(fl(2 * alpha) /
 // range)), stored (round-up, SPEC §2) and encoded into `enc`; returns the effective scales (0
-// becomes 0.1, SPEC §5). Lanes whose maximum is NaN or ±Inf, or whose 2 * alpha overflows, are
-// added to `bad` and computed as 0 (no NaN reaches a conversion); lanes whose stored scale is below
-// its quotient (saturated at the dtype's maximum) to `saturated`.
+// becomes 0.1, SPEC §5). `half` is range / 2 (exact: a power-of-2 scaling of a normal float):
+// below 2^127, 2 * alpha is exact, so fl(2 * alpha / range) = fl(alpha / half), one division of
+// the same real number. Lanes whose maximum is NaN or ±Inf (bits from 0x7F800000), or whose
+// 2 * alpha overflows (alpha from 2^127, bits from 0x7F000000), are added to `bad`, and their
+// results are meaningless: the caller discards the chunk (no conversion sees them: the common path
+// has only integer operations on their bits, and the subnormal one zeroes them first). Lanes whose
+// stored scale is below its quotient (saturated at the dtype's maximum: quotient > kScaleMax) go
+// to `saturated`. The common path (no quotient below kSubnormal) keeps no test for a zero scale
+// where the dtype has subnormals: its stored scales are then at least kSubnormal.
 template <ScaleDtype DT, class D>
-HWY_INLINE hn::Vec<D> CalibratedScaleVec(D d, hn::Vec<hn::RebindToUnsigned<D>> a, hn::Vec<D> range,
+HWY_INLINE hn::Vec<D> CalibratedScaleVec(D d, hn::Vec<hn::RebindToUnsigned<D>> a, hn::Vec<D> half,
                                          hn::Vec<hn::RebindToUnsigned<D>>& enc, hn::Mask<D>& bad,
                                          hn::Mask<D>& saturated) {
-  // A NaN or infinite maximum (bits from 0x7F800000 on) gives a NaN or infinite 2 * alpha: one
-  // test covers both.
-  const auto twice = hn::Mul(hn::Set(d, 2.0f), hn::BitCast(d, a));
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  const hn::Mask<D> invalid{_mm512_fpclass_ps_mask(twice.raw, 0x99)};  // QNaN, SNaN, +Inf, -Inf (no double negation)
-#else
-  const auto invalid = hn::Not(hn::IsFinite(twice));
-#endif
+  const hn::RebindToSigned<D> di;
+  // a <= 0x7FFFFFFF (sign cleared): a signed compare.
+  const auto invalid = hn::RebindMask(d, hn::Gt(hn::BitCast(di, a), hn::Set(di, 0x7EFFFFFF)));
   bad = hn::Or(bad, invalid);
-  const auto quotient = hn::Div(hn::IfThenZeroElse(invalid, twice), range);
-  hn::Vec<D> stored;
+  const auto quotient = hn::Div(hn::BitCast(d, a), half);
   if (kSubnormal<DT> > 0.0f && !hn::AllFalse(d, hn::Lt(quotient, hn::Set(d, kSubnormal<DT>)))) {
-    stored = RoundUpVec<DT>(d, quotient);
+    const auto q = hn::IfThenZeroElse(invalid, quotient);  // no NaN reaches EncodeScaleVec's conversion
+    const auto over = hn::Gt(q, hn::Set(d, kScaleMax<DT>));
+    saturated = hn::Or(saturated, over);
+    const auto stored = RoundUpVec<DT>(d, q, over);
     enc = EncodeScaleVec<DT>(d, stored);
-  } else {  // the common case: no scale in the dtype's subnormal range (it is stored >= quotient)
-    stored = RoundUpVec<DT, false>(d, quotient);
-    enc = EncodeScaleVec<DT, false>(d, stored);
+    return hn::IfThenElse(hn::Eq(stored, hn::Zero(d)), hn::Set(d, 0.1f), stored);  // burn's valid_scale
   }
-  saturated = hn::Or(saturated, hn::Lt(stored, quotient));
-  return hn::IfThenElse(hn::Eq(stored, hn::Zero(d)), hn::Set(d, 0.1f), stored);  // burn's valid_scale
+  // The common case: no scale in the dtype's subnormal range (it is stored >= quotient).
+  hn::Vec<D> stored;
+  if constexpr (DT == ScaleDtype::f32) {
+    stored = quotient;  // never saturated
+  } else {
+    const auto over = hn::Gt(quotient, hn::Set(d, kScaleMax<DT>));
+    saturated = hn::Or(saturated, over);
+    stored = RoundUpVec<DT, false>(d, quotient, over);
+  }
+  enc = EncodeScaleVec<DT, false>(d, stored);
+  if constexpr (kSubnormal<DT> > 0.0f) {
+    return stored;  // >= kSubnormal > 0 on every valid lane
+  } else {
+    return hn::IfThenElse(hn::Eq(stored, hn::Zero(d)), hn::Set(d, 0.1f), stored);  // burn's valid_scale
+  }
 }
 
 // What CalibrateBlocks found in a chunk, as bits of one integer: GCC 12 returned three bools in
@@ -2113,14 +2141,14 @@ HWY_NOINLINE ChunkFacts CalibrateBlocks(const float* HWY_RESTRICT x, std::size_t
   auto bad = hn::FirstN(d, 0);
   auto saturated = bad;
   auto off_path = bad;
-  const auto rangev = hn::Set(d, range);
+  const auto half = hn::Set(d, range * 0.5f);  // exact (CalibratedScaleVec)
   // Every f16 and ue4m3 effective scale (a stored scale from 2^-24 or 2^-9 to 65504 or 448, or
   // 0.1) lies within [kRcpMinEff, kRcpMaxEff]: no test.
   constexpr bool kAlwaysOnPath = DT == ScaleDtype::f16 || DT == ScaleDtype::ue4m3;
   // The first r lanes of a vector of maxima, blocks j to j + r.
   auto scales = [&](std::size_t j, hn::Vec<decltype(du)> a, std::size_t r) HWY_ATTR __attribute__((always_inline)) {
     auto enc = hn::Zero(du);
-    const auto e = CalibratedScaleVec<DT>(d, a, rangev, enc, bad, saturated);
+    const auto e = CalibratedScaleVec<DT>(d, a, half, enc, bad, saturated);
     hn::Vec<decltype(d)> rc;
     if constexpr (kAlwaysOnPath) {
       rc = hn::Div(hn::Set(d, 1.0f), e);

@@ -1001,6 +1001,48 @@ TEST_P(DiffIntValue, CalibratedTies) {
   }
 }
 
+// Blocks whose calibrated f16 or ue4m3 scale saturates at the dtype's maximum, on finite data far
+// below 2 * alpha's overflow: their codes clamp, which the fused calibrate+quantize must see
+// (quantize-inl.h, CalibratedScaleVec: quotient > kScaleMax) and code by the clamping path, while
+// the chunk's other blocks are ordinary. Planted per block: a quotient of four times the maximum,
+// exactly the maximum (stored as it is: not saturated), one float above it, and one float below.
+// Rows of 2048 elements (the four-vector loops and more than one chunk on the narrow targets).
+TEST_P(DiffIntValue, CalibratedSaturatedBlocks) {
+  const qc::ValueInfo& vi = qc::info(value_);
+  const std::string v(vi.name);
+  const float half_range = (vi.hi - vi.lo) / 2.0f;
+  std::mt19937 rng(27001);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  for (const auto& [level, dmax] : {std::pair<std::string, float>{",block=32:f16", 65504.0f}, {",block=128:f16", 65504.0f},
+                                    {",block=16:ue4m3", 448.0f}, {",block=64:ue4m3", 448.0f}}) {
+    for (const std::string& store : {std::string("packed_u32:0"), std::string("native")}) {
+      const qc::Scheme s = scheme("value=" + v + ",store=" + store + level);
+      const std::size_t b = s.block->dims[0];
+      const qc::Shape shape{3, 2048};
+      std::vector<float> data(shape[0] * shape[1]);
+      for (std::size_t j = 0; j < data.size() / b; ++j) {
+        float* blk = data.data() + j * b;
+        for (std::size_t i = 0; i < b; ++i) blk[i] = unit(rng) * 3.0f;
+        // alpha = half_range * quotient: fl(2 alpha / range) is the quotient planted (2 alpha and the
+        // division exact for the first two; the reference decides the neighbours).
+        const float at_max = half_range * dmax;
+        float alpha = 0.0f;
+        switch (j % 6) {
+          case 1: alpha = 4.0f * at_max; break;
+          case 2: alpha = at_max; break;
+          case 3: alpha = std::nextafter(at_max, 1e30f); break;
+          case 4: alpha = std::nextafter(at_max, 0.0f); break;
+          default: continue;  // an ordinary block
+        }
+        for (std::size_t i = 0; i < b; ++i) blk[i] *= alpha / 3.0f;  // |x| below alpha, codes up to the clamp
+        blk[(j * 7) % b] = (j & 1) != 0 ? -alpha : alpha;
+      }
+      check_calibrate(s, shape, data, qc::Calibration::minmax, target_, "saturated " + qc::print_scheme(s));
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
 // The fused calibrate+quantize of integers codes whole blocks four vectors at a time
 // (quantize-inl.h, CalibratedCodes): one check of all 64 (AVX-512) lanes, then the four vectors'
 // fields merged into one store; a single lane near a tie sends the four through the per-vector
