@@ -1006,8 +1006,11 @@ TEST_P(DiffIntValue, CalibratedTies) {
 // (quantize-inl.h, CalibratedScaleVec: quotient > kScaleMax) and code by the clamping path, while
 // the chunk's other blocks are ordinary. Planted per block: a quotient of four times the maximum,
 // exactly the maximum (stored as it is: not saturated), one float above it, and one float below.
-// Rows of 2048 elements (the four-vector loops and more than one chunk on the narrow targets).
-TEST_P(DiffIntValue, CalibratedSaturatedBlocks) {
+// In every other group of 16 blocks (one AVX-512 vector of maxima) also an all-zero block (stored
+// scale 0, pattern 0, effective 0.1) and one whose quotient lies in the dtype's subnormal range:
+// those groups take CalibratedScaleVec's subnormal path, the others its common one. Rows of 2048
+// elements (the four-vector loops and more than one chunk on the narrow targets).
+TEST_P(DiffIntValue, CalibratedScaleEdges) {
   const qc::ValueInfo& vi = qc::info(value_);
   const std::string v(vi.name);
   const float half_range = (vi.hi - vi.lo) / 2.0f;
@@ -1015,6 +1018,8 @@ TEST_P(DiffIntValue, CalibratedSaturatedBlocks) {
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
   for (const auto& [level, dmax] : {std::pair<std::string, float>{",block=32:f16", 65504.0f}, {",block=128:f16", 65504.0f},
                                     {",block=16:ue4m3", 448.0f}, {",block=64:ue4m3", 448.0f}}) {
+    // Half the smallest normal of the dtype: a subnormal stored scale.
+    const float sub = dmax > 1000.0f ? 0x1p-15f : 0x1p-7f;
     for (const std::string& store : {std::string("packed_u32:0"), std::string("native")}) {
       const qc::Scheme s = scheme("value=" + v + ",store=" + store + level);
       const std::size_t b = s.block->dims[0];
@@ -1027,17 +1032,26 @@ TEST_P(DiffIntValue, CalibratedSaturatedBlocks) {
         // division exact for the first two; the reference decides the neighbours).
         const float at_max = half_range * dmax;
         float alpha = 0.0f;
-        switch (j % 6) {
-          case 1: alpha = 4.0f * at_max; break;
-          case 2: alpha = at_max; break;
-          case 3: alpha = std::nextafter(at_max, 1e30f); break;
-          case 4: alpha = std::nextafter(at_max, 0.0f); break;
-          default: continue;  // an ordinary block
+        const bool odd_group = (j / 16) % 2 == 1;
+        if (odd_group && j % 16 == 9) {
+          std::fill(blk, blk + b, 0.0f);
+          continue;
         }
-        for (std::size_t i = 0; i < b; ++i) blk[i] *= alpha / 3.0f;  // |x| below alpha, codes up to the clamp
+        if (odd_group && j % 16 == 12) {
+          alpha = half_range * sub;
+        } else {
+          switch (j % 6) {
+            case 1: alpha = 4.0f * at_max; break;
+            case 2: alpha = at_max; break;
+            case 3: alpha = std::nextafter(at_max, 1e30f); break;
+            case 4: alpha = std::nextafter(at_max, 0.0f); break;
+            default: continue;  // an ordinary block
+          }
+        }
+        for (std::size_t i = 0; i < b; ++i) blk[i] *= alpha / 3.0f;  // |x| below alpha
         blk[(j * 7) % b] = (j & 1) != 0 ? -alpha : alpha;
       }
-      check_calibrate(s, shape, data, qc::Calibration::minmax, target_, "saturated " + qc::print_scheme(s));
+      check_calibrate(s, shape, data, qc::Calibration::minmax, target_, "scale edges " + qc::print_scheme(s));
       if (::testing::Test::HasFatalFailure()) return;
     }
   }
