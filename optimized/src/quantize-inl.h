@@ -1953,15 +1953,22 @@ inline constexpr float kSubnormal = DT == ScaleDtype::f16 ? 0x1p-14f : DT == Sca
 template <ScaleDtype DT>
 inline constexpr float kScaleMax = DT == ScaleDtype::f16 ? 65504.0f : DT == ScaleDtype::bf16 ? 0x1.fep127f : 448.0f;
 
+// The bit round-up alone (normal, unsaturated lanes of a dtype narrower than f32): clear the
+// mantissa bits the dtype lacks, rounding up.
+template <ScaleDtype DT, class D>
+HWY_INLINE hn::Vec<D> RoundUpNormalVec(D d, hn::Vec<D> s) {
+  const hn::RebindToUnsigned<D> du;
+  constexpr std::uint32_t kStep = DT == ScaleDtype::f16 ? (1u << 13) : DT == ScaleDtype::bf16 ? (1u << 16) : (1u << 20);
+  return hn::BitCast(d, hn::And(hn::Add(hn::BitCast(du, s), hn::Set(du, kStep - 1)), hn::Set(du, ~(kStep - 1))));
+}
+
 template <ScaleDtype DT, bool kSub = true, class D>
 HWY_INLINE hn::Vec<D> RoundUpVec(D d, hn::Vec<D> s, hn::Mask<D> over) {
   if constexpr (DT == ScaleDtype::f32 || DT == ScaleDtype::ue8m0) {
     (void)over;
     return s;
   } else {
-    const hn::RebindToUnsigned<D> du;
-    constexpr std::uint32_t kStep = DT == ScaleDtype::f16 ? (1u << 13) : DT == ScaleDtype::bf16 ? (1u << 16) : (1u << 20);
-    auto up = hn::BitCast(d, hn::And(hn::Add(hn::BitCast(du, s), hn::Set(du, kStep - 1)), hn::Set(du, ~(kStep - 1))));
+    auto up = RoundUpNormalVec<DT>(d, s);
     if constexpr (DT != ScaleDtype::bf16 && kSub) {
       constexpr float kQ = DT == ScaleDtype::f16 ? 0x1p24f : 0x1p9f;  // below kSubnormal: fixed spacing
       // Exact (powers of 2). Abs: Highway 1.0.3's scalar Ceil(+0) returns -0; s >= 0 here.
@@ -2065,15 +2072,46 @@ HWY_INLINE hn::Vec<DU> LoadPatterns(DU du, const std::uint8_t* HWY_RESTRICT in, 
 // stored scale is below its quotient (saturated at the dtype's maximum: quotient > kScaleMax) go
 // to `saturated`. The common path (no quotient below kSubnormal) keeps no test for a zero scale
 // where the dtype has subnormals: its stored scales are then at least kSubnormal.
+// The largest range / 2 of any value type (e5m2's, 57344): CalibratedScaleVec's usual case relies
+// on alpha >= 2^127 giving a quotient above every kScaleMax.
+inline constexpr float kMaxHalfRange = 57344.0f;
+static_assert([] {
+  for (const ValueInfo& vi : kValues) {
+    if ((vi.hi - vi.lo) / 2.0f > kMaxHalfRange) return false;
+  }
+  return 0x1p127f / kMaxHalfRange > 65504.0f;
+}());
+
 template <ScaleDtype DT, class D>
 HWY_INLINE hn::Vec<D> CalibratedScaleVec(D d, hn::Vec<hn::RebindToUnsigned<D>> a, hn::Vec<D> half,
                                          hn::Vec<D>& stored, hn::Vec<hn::RebindToUnsigned<D>>& enc,
                                          hn::Mask<D>& bad, hn::Mask<D>& saturated) {
   const hn::RebindToSigned<D> di;
+  const auto quotient = hn::Div(hn::BitCast(d, a), half);
+  if constexpr (kSubnormal<DT> > 0.0f) {
+    // The usual case, with one test for the vector: every quotient within [kSubnormal,
+    // kScaleMax], by one unsigned compare of its bits less kSubnormal's (non-negative floats order
+    // as their bits; +0, NaN and ±Inf fall outside). Then no lane is invalid (a NaN or infinite
+    // alpha gives a NaN or infinite quotient, and alpha from 2^127 one of at least 2^127 / 57344,
+    // far above kScaleMax: kMaxHalfRange), none saturates (the round-up of a quotient up to
+    // kScaleMax, which is on the grid, is at most kScaleMax), none is subnormal or zero: the
+    // stored scale is the bit round-up, the effective scale the stored one. 1 to 1.5 % of
+    // calibrate+quantize q8s b32 f16 in L1 and L2 on the Emerald Rapids Xeon of session 40 (four
+    // operations fewer per vector than the general form below).
+    static_assert(std::bit_cast<std::uint32_t>(kSubnormal<DT>) < std::bit_cast<std::uint32_t>(kScaleMax<DT>));
+    const hn::RebindToUnsigned<D> du;
+    constexpr std::uint32_t kLo = std::bit_cast<std::uint32_t>(kSubnormal<DT>);
+    constexpr std::uint32_t kSpan = std::bit_cast<std::uint32_t>(kScaleMax<DT>) - kLo;
+    const auto off = hn::Sub(hn::BitCast(du, quotient), hn::Set(du, kLo));
+    if (HWY_LIKELY(hn::AllFalse(du, hn::Gt(off, hn::Set(du, kSpan))))) {
+      stored = RoundUpNormalVec<DT>(d, quotient);
+      enc = EncodeScaleVec<DT, false>(d, stored);
+      return stored;
+    }
+  }
   // a <= 0x7FFFFFFF (sign cleared): a signed compare.
   const auto invalid = hn::RebindMask(d, hn::Gt(hn::BitCast(di, a), hn::Set(di, 0x7EFFFFFF)));
   bad = hn::Or(bad, invalid);
-  const auto quotient = hn::Div(hn::BitCast(d, a), half);
   if (kSubnormal<DT> > 0.0f && !hn::AllFalse(d, hn::Lt(quotient, hn::Set(d, kSubnormal<DT>)))) {
     const auto q = hn::IfThenZeroElse(invalid, quotient);  // no NaN reaches EncodeScaleVec's conversion
     const auto over = hn::Gt(q, hn::Set(d, kScaleMax<DT>));
