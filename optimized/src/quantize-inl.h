@@ -2061,6 +2061,16 @@ HWY_INLINE hn::Vec<DU> LoadPatterns(DU du, const std::uint8_t* HWY_RESTRICT in, 
   return hn::Load(du, pat);
 }
 
+// The largest range / 2 of any value type (e5m2's, 57344): CalibratedScaleVec's usual case relies
+// on alpha >= 2^127 giving a quotient above every kScaleMax.
+inline constexpr float kMaxHalfRange = 57344.0f;
+static_assert([] {
+  for (const ValueInfo& vi : kValues) {
+    if ((vi.hi - vi.lo) / 2.0f > kMaxHalfRange) return false;
+  }
+  return 0x1p127f / kMaxHalfRange > 65504.0f;
+}());
+
 // Calibrated scales of one vector of blocks from their max |x| bits `a` (SPEC §8: fl(fl(2 * alpha) /
 // range)), stored (round-up, SPEC §2) into `stored` and encoded into `enc`; returns the effective
 // scales (0 becomes 0.1, SPEC §5). `half` is range / 2 (exact: a power-of-2 scaling of a normal float):
@@ -2072,16 +2082,6 @@ HWY_INLINE hn::Vec<DU> LoadPatterns(DU du, const std::uint8_t* HWY_RESTRICT in, 
 // stored scale is below its quotient (saturated at the dtype's maximum: quotient > kScaleMax) go
 // to `saturated`. The common path (no quotient below kSubnormal) keeps no test for a zero scale
 // where the dtype has subnormals: its stored scales are then at least kSubnormal.
-// The largest range / 2 of any value type (e5m2's, 57344): CalibratedScaleVec's usual case relies
-// on alpha >= 2^127 giving a quotient above every kScaleMax.
-inline constexpr float kMaxHalfRange = 57344.0f;
-static_assert([] {
-  for (const ValueInfo& vi : kValues) {
-    if ((vi.hi - vi.lo) / 2.0f > kMaxHalfRange) return false;
-  }
-  return 0x1p127f / kMaxHalfRange > 65504.0f;
-}());
-
 template <ScaleDtype DT, class D>
 HWY_INLINE hn::Vec<D> CalibratedScaleVec(D d, hn::Vec<hn::RebindToUnsigned<D>> a, hn::Vec<D> half,
                                          hn::Vec<D>& stored, hn::Vec<hn::RebindToUnsigned<D>>& enc,
@@ -2120,7 +2120,8 @@ HWY_INLINE hn::Vec<D> CalibratedScaleVec(D d, hn::Vec<hn::RebindToUnsigned<D>> a
     enc = EncodeScaleVec<DT>(d, stored);
     return hn::IfThenElse(hn::Eq(stored, hn::Zero(d)), hn::Set(d, 0.1f), stored);  // burn's valid_scale
   }
-  // The common case: no scale in the dtype's subnormal range (it is stored >= quotient).
+  // No scale in the dtype's subnormal range (it is stored >= quotient): for f16 and ue4m3 a vector
+  // with an invalid or saturated lane, for bf16 and f32 the common case.
   if constexpr (DT == ScaleDtype::f32) {
     stored = quotient;  // never saturated
   } else {
