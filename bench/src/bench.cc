@@ -11,8 +11,12 @@
 // measured in a benchmark of its own does not share. At the cached sizes every row (ceiling,
 // reference, each target) runs as kSlices slices of a fifth of --min-time each, taken in rounds
 // (slice 0 of every cached row, then slice 1, ...) so that one row's slices are spread over the
-// whole cached part of the run, and reports its median slice: a slow spell of the host that lasts
-// seconds then lowers at most some slices of every row instead of every slice of a few rows.
+// whole cached part of the run: a slow spell of the host that lasts seconds then lowers at most
+// some slices of every row instead of every slice of a few rows. Within a slice, each benchmark
+// iteration is a batch of calls of about kBatchSeconds, timed on its own, and the row reports the
+// median over all its batches of the time per call (until session 40: its median slice, each a
+// mean over the slice, which carried the host's interruptions of a fraction of a millisecond
+// that come several times in every slice). The mean over the batches goes to stderr with it.
 //
 // What is timed is what a user ships: quantize to serialized bytes (quantize_into,
 // calibrate_quantize_into) and dequantize from serialized bytes (dequantize_from), into buffers
@@ -39,6 +43,11 @@
 #include "qconform/reference.h"
 
 namespace qconform::bench {
+
+std::int64_t batch_calls(double call_seconds) {
+  if (!(call_seconds * static_cast<double>(kMaxBatch) > kBatchSeconds)) return kMaxBatch;  // NaN too
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(kBatchSeconds / call_seconds));
+}
 
 void fill_activations(std::span<float> v) {
   std::uint64_t s = 0x9E3779B97F4A7C15ull;
@@ -97,8 +106,12 @@ constexpr std::size_t kRow = 4096;  // last extent of every benchmark tensor
 // Iterations of each optimized row at the DRAM size, each paired with a ceiling pass; odd, so
 // that the median is one of them.
 constexpr int kPairedIterations = 11;
-// Slices of each row at the cached sizes, the median reported; odd, as above.
+// Slices of each row at the cached sizes, taken in rounds over the run; odd, as above.
 constexpr int kSlices = 5;
+// Within a slice, batches of kBatchSeconds (bench.h): the host's interruptions come more often
+// than every millisecond (session 41: 10 to 15 % of 0.34 ms windows of calibrate+quantize at 512
+// KiB took 10 % longer or more), so a mean over a slice of 60 ms carries them whatever the slice,
+// while most batches of 50 us see none.
 
 enum class ImplKind : std::uint8_t { ceiling, reference, optimized };
 
@@ -107,8 +120,11 @@ struct Row {
   ImplKind kind = ImplKind::reference;
   std::int64_t target = 0;
   std::string impl, target_name, name;
-  std::optional<double> seconds;  // per iteration (the median slice's, at the cached sizes)
+  std::optional<double> seconds;  // per call (at the cached sizes the median batch's)
   std::vector<double> slices;     // seconds per iteration of each slice (one at the DRAM size)
+  std::vector<double> calls;      // cached sizes: seconds per call of each batch
+  double batched_seconds = 0;     // cached sizes: the batches' total time
+  std::int64_t batched_calls = 0; // and calls (their mean, on stderr)
   std::vector<double> paired;     // DRAM, optimized: ceiling time / own time, per iteration
   std::string error;
 };
@@ -209,69 +225,87 @@ void run_one(benchmark::State& state, Row& row) {
     return;
   }
   const Op op = kCases[row.c].op;
-  switch (row.kind) {
-    case ImplKind::ceiling:
-      for (auto _ : state) ceiling_pass(op, d);
-      break;
-    case ImplKind::reference:
-      for (auto _ : state) {
-        if (op == Op::dequantize) {
-          Result<QTensor> t = parse(p.scheme, p.shape, p.bytes);
-          Result<std::vector<float>> v = dequantize(t.value());
-          benchmark::DoNotOptimize(v.value().data());
-        } else {
-          std::vector<float> scales = p.scales;
-          std::optional<float> global = p.global;
-          if (op == Op::calibrate_quantize) {
-            QParams q = calibrate(p.scheme, p.shape, d.input, Calibration::minmax).value();
-            scales = std::move(q.scales);
-            global = q.global;
-          }
-          Result<QTensor> t = quantize(p.scheme, p.shape, d.input, scales, global);
-          Result<std::vector<std::uint8_t>> b = serialize(t.value());
-          benchmark::DoNotOptimize(b.value().data());
-        }
-        benchmark::ClobberMemory();
+  auto reference = [&] {
+    if (op == Op::dequantize) {
+      Result<QTensor> t = parse(p.scheme, p.shape, p.bytes);
+      Result<std::vector<float>> v = dequantize(t.value());
+      benchmark::DoNotOptimize(v.value().data());
+    } else {
+      std::vector<float> scales = p.scales;
+      std::optional<float> global = p.global;
+      if (op == Op::calibrate_quantize) {
+        QParams q = calibrate(p.scheme, p.shape, d.input, Calibration::minmax).value();
+        scales = std::move(q.scales);
+        global = q.global;
       }
-      break;
-    case ImplKind::optimized: {
-      auto once = [&]() -> Status {
-        switch (op) {
-          case Op::calibrate_quantize:
-            return opt::calibrate_quantize_into(p.scheme, p.shape, d.input, Calibration::minmax, p.out, row.target);
-          case Op::quantize:
-            return opt::quantize_into(p.scheme, p.shape, d.input, p.scales, p.global, p.out, std::nullopt, row.target);
-          case Op::dequantize:
-            return opt::dequantize_from(p.scheme, p.shape, p.bytes, d.f32, std::nullopt, row.target);
-        }
-        return {};
-      };
-      if (const Status st = once(); !st.ok()) {
-        state.SkipWithError(st.error().message.c_str());
-        return;
-      }
-      row.paired.clear();
-      const bool paired = kSizes[row.z].dram;
-      for (auto _ : state) {
-        if (!paired) {
-          benchmark::DoNotOptimize(once().ok());
-          benchmark::ClobberMemory();
-          continue;
-        }
-        using Clock = std::chrono::steady_clock;
-        state.PauseTiming();
-        const Clock::time_point c0 = Clock::now();
-        ceiling_pass(op, d);
-        const Clock::time_point c1 = Clock::now();
-        state.ResumeTiming();
-        const Clock::time_point k0 = Clock::now();
-        benchmark::DoNotOptimize(once().ok());
-        benchmark::ClobberMemory();
-        const Clock::time_point k1 = Clock::now();
-        row.paired.push_back(std::chrono::duration<double>(c1 - c0) / std::chrono::duration<double>(k1 - k0));
-      }
-      break;
+      Result<QTensor> t = quantize(p.scheme, p.shape, d.input, scales, global);
+      Result<std::vector<std::uint8_t>> b = serialize(t.value());
+      benchmark::DoNotOptimize(b.value().data());
     }
+    benchmark::ClobberMemory();
+  };
+  auto optimized = [&]() -> Status {
+    switch (op) {
+      case Op::calibrate_quantize:
+        return opt::calibrate_quantize_into(p.scheme, p.shape, d.input, Calibration::minmax, p.out, row.target);
+      case Op::quantize:
+        return opt::quantize_into(p.scheme, p.shape, d.input, p.scales, p.global, p.out, std::nullopt, row.target);
+      case Op::dequantize:
+        return opt::dequantize_from(p.scheme, p.shape, p.bytes, d.f32, std::nullopt, row.target);
+    }
+    return {};
+  };
+  if (row.kind == ImplKind::optimized) {
+    if (const Status st = optimized(); !st.ok()) {
+      state.SkipWithError(st.error().message.c_str());
+      return;
+    }
+  }
+  auto call = [&] {
+    switch (row.kind) {
+      case ImplKind::ceiling: ceiling_pass(op, d); break;
+      case ImplKind::reference: reference(); break;
+      case ImplKind::optimized:
+        benchmark::DoNotOptimize(optimized().ok());
+        benchmark::ClobberMemory();
+        break;
+    }
+  };
+  using Clock = std::chrono::steady_clock;
+  if (!kSizes[row.z].dram) {
+    // Batches of about kBatchSeconds, sized from one timed call after a warm-up call.
+    call();
+    const Clock::time_point w0 = Clock::now();
+    call();
+    const double one = std::chrono::duration<double>(Clock::now() - w0).count();
+    const std::int64_t k = batch_calls(one);
+    for (auto _ : state) {
+      const Clock::time_point b0 = Clock::now();
+      for (std::int64_t i = 0; i < k; ++i) call();
+      const double t = std::chrono::duration<double>(Clock::now() - b0).count();
+      state.SetIterationTime(t);
+      row.calls.push_back(t / static_cast<double>(k));
+      row.batched_seconds += t;
+      row.batched_calls += k;
+    }
+    return;
+  }
+  if (row.kind != ImplKind::optimized) {
+    for (auto _ : state) call();
+    return;
+  }
+  // At the DRAM size each optimized iteration follows a ceiling pass, untimed by the benchmark.
+  row.paired.clear();
+  for (auto _ : state) {
+    state.PauseTiming();
+    const Clock::time_point c0 = Clock::now();
+    ceiling_pass(op, d);
+    const Clock::time_point c1 = Clock::now();
+    state.ResumeTiming();
+    const Clock::time_point k0 = Clock::now();
+    call();
+    const Clock::time_point k1 = Clock::now();
+    row.paired.push_back(std::chrono::duration<double>(c1 - c0) / std::chrono::duration<double>(k1 - k0));
   }
 }
 
@@ -293,12 +327,25 @@ class Collector : public benchmark::BenchmarkReporter {
       }
     }
     if (row == nullptr) return;
-    if (row->error.empty() && !row->slices.empty()) row->seconds = median(row->slices);
-    const std::size_t slices = kSizes[row->z].dram ? 1 : static_cast<std::size_t>(kSlices);
+    const bool dram = kSizes[row->z].dram;
+    if (row->error.empty() && !row->slices.empty()) {
+      if (dram) {
+        row->seconds = median(row->slices);
+      } else if (!row->calls.empty()) {
+        row->seconds = median(row->calls);
+      }
+    }
+    const std::size_t slices = dram ? 1 : static_cast<std::size_t>(kSlices);
     if (!row->error.empty() || row->slices.size() == slices) {
-      std::fprintf(stderr, "  %-44s %s\n", row->name.c_str(),
-                   row->seconds ? (std::to_string(*row->seconds * 1e9 / elements(*row)) + " ns/element").c_str()
-                                : ("error: " + row->error).c_str());
+      std::string what = row->seconds ? std::to_string(*row->seconds * 1e9 / elements(*row)) + " ns/element"
+                                      : "error: " + row->error;
+      if (row->seconds && !dram && row->batched_calls > 0) {
+        // The mean over every batch too: what the host's interruptions add.
+        what += " (mean " +
+                std::to_string(row->batched_seconds / static_cast<double>(row->batched_calls) * 1e9 / elements(*row)) +
+                ")";
+      }
+      std::fprintf(stderr, "  %-44s %s\n", row->name.c_str(), what.c_str());
     }
   }
   static double elements(const Row& row) { return static_cast<double>(kSizes[row.z].bytes / sizeof(float)); }
@@ -371,7 +418,12 @@ int run(bool json, double min_time_seconds, std::string_view filter, std::size_t
   auto enroll = [&](Row* r, const std::string& name) {
     benchmark::internal::Benchmark* b =
         benchmark::RegisterBenchmark(name.c_str(), [r](benchmark::State& st) { run_one(st, *r); });
-    b->UseRealTime()->Unit(benchmark::kNanosecond);
+    if (kSizes[r->z].dram) {
+      b->UseRealTime();
+    } else {
+      b->UseManualTime();  // the batches' own times (run_one)
+    }
+    b->Unit(benchmark::kNanosecond);
     by_name[name] = r;
     return b;
   };

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,21 @@ TEST(BenchPlaced, DataLiesAtTheOffsetPastA64ByteBoundary) {
       if (n > 0) b.data()[n - 1] = 7;
     }
   }
+}
+
+// A batch holds as many calls as fit in kBatchSeconds, never none and never unbounded.
+TEST(BenchBatch, CallsPerBatchFillAbout50MicrosecondsFromOneToTheCap) {
+  using qconform::bench::batch_calls;
+  using qconform::bench::kMaxBatch;
+  EXPECT_EQ(qconform::bench::kBatchSeconds, 50e-6);
+  EXPECT_EQ(batch_calls(1e-6), 50);
+  EXPECT_EQ(batch_calls(3e-6), 16);      // 16.7 calls: whole ones
+  EXPECT_EQ(batch_calls(50e-6), 1);
+  EXPECT_EQ(batch_calls(1e-3), 1);       // a call longer than a batch: one
+  EXPECT_EQ(batch_calls(1e-9), 50000);   // below the cap
+  EXPECT_EQ(batch_calls(1e-10), kMaxBatch);
+  EXPECT_EQ(batch_calls(0.0), kMaxBatch);  // a call the clock did not see
+  EXPECT_EQ(batch_calls(std::numeric_limits<double>::quiet_NaN()), kMaxBatch);
 }
 
 TEST(BenchJson, OffsetRunsTheSameRowsAndAnOffsetOffTheGridIsAFailure) {

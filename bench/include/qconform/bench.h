@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -23,12 +24,21 @@ inline constexpr std::size_t kMaxOffset = 60;
 // case, bytes (f32 side), impl, target, ns_per_element, gb_per_s (f32 bytes per second),
 // ratio_to_ceiling (ceiling time / this time) and ratio_to_reference (reference time / this time).
 // At the small sizes each row runs for at least `min_time_seconds` in all, as five slices taken in
-// rounds over the whole run, and reports its median slice; the DRAM size runs a fixed few
-// iterations, each optimized one paired with a ceiling pass (the ratio: their median).
+// rounds over the whole run, each made of timed batches of calls of about 50 us, and reports the
+// median over its batches of the time per call (the mean goes to stderr); the DRAM size runs a
+// fixed few iterations, each optimized one paired with a ceiling pass (the ratio: their median).
 // Buffers at `offset` bytes past a 64-byte boundary (above).
 // Returns 0, or 1 when nothing matched, a run failed or the offset is not a multiple of 4 up to
 // kMaxOffset.
 int run(bool json, double min_time_seconds, std::string_view filter, std::size_t offset = 0);
+
+// At the cached sizes each benchmark iteration is a batch of calls taking about kBatchSeconds,
+// timed on its own, and a row's figure is the median over its batches of the time per call
+// (bench/README.md, "Session 41"): batch_calls is the number of calls in a batch when one call
+// took `call_seconds`, from 1 (a call of kBatchSeconds or more) to kMaxBatch (0 or less).
+inline constexpr double kBatchSeconds = 50e-6;
+inline constexpr std::int64_t kMaxBatch = std::int64_t{1} << 16;
+std::int64_t batch_calls(double call_seconds);
 
 // n objects of T (trivial: float, std::uint8_t) at `offset` bytes past a 64-byte boundary, from
 // std::aligned_alloc (whose storage holds implicitly created objects); std::bad_alloc when there is
