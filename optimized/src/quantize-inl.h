@@ -111,11 +111,12 @@ HWY_INLINE void PrefetchAhead(const float* x, std::size_t i, std::size_t last) {
 // or on its way, and holds one of the L1's few miss buffers for an L2 hit instead of a memory
 // latency. On the Emerald Rapids Xeon of session 42, at 256 MiB (fresh buffers per round, each
 // pass paired with the ceiling as it was): quantize q8s per-tensor 0.87 -> 0.98 of it, q4s
-// two-level 0.80 to 0.83 -> 0.89 to 0.93, nvfp4 0.83 to 0.85 -> 0.93 to 0.94, e4m3 0.86 to 0.87
+// two-level 0.80 to 0.83 -> 0.91 to 0.93, nvfp4 0.83 to 0.85 -> 0.93 to 0.94, e4m3 0.86 to 0.87
 // -> 0.94 to 0.96; 2048, 8192 and 16384 instead of 4096 within 0.02 of it, 1024 less; the same
 // lines prefetched as one burst at each chunk's start: 0.70 to 0.91, worse than none. A loop of
 // the ceiling's with them ran 1.06 to 1.09x faster than without, so the ceiling has them too.
-// In the caches (less than kFarFloats ahead) one predicted branch per line.
+// In the caches (less than kFarFloats ahead) one predicted branch per line, or per block or call
+// where that cost (BlockVectors, QuantizeBlockRange).
 inline constexpr std::size_t kFarAhead = 4096;
 inline constexpr std::size_t kFarFloats = kFarPrefetchBytes / sizeof(float);
 static_assert(kFarFloats > kPrefetch + kFarAhead, "the far line lies within the tensor");
