@@ -120,18 +120,21 @@ HWY_INLINE void PrefetchAhead(const float* x, std::size_t i, std::size_t last) {
 inline constexpr std::size_t kFarAhead = 4096;
 inline constexpr std::size_t kFarFloats = kFarPrefetchBytes / sizeof(float);
 static_assert(kFarFloats > kPrefetch + kFarAhead, "the far line lies within the tensor");
-// x[i + kPrefetch + kFarAhead] into L2 when i + kFarFloats <= last, the index of the tensor's last
-// element relative to x: no pointer past the tensor.
+// The first index i from which fewer than kFarFloats of the tensor lie ahead, `last` the index of
+// its last element: i < FarEnd(last) exactly when i + kFarFloats <= last.
+HWY_INLINE std::size_t FarEnd(std::size_t last) { return last >= kFarFloats ? last - kFarFloats + 1 : 0; }
+// x[i + kPrefetch + kFarAhead] into L2, where the caller knows that i < FarEnd(last) (the line
+// then lies within the tensor).
+HWY_INLINE void PrefetchFarAt(const float* x, std::size_t i) { __builtin_prefetch(x + i + kPrefetch + kFarAhead, 0, 2); }
+// PrefetchFarAt when i < FarEnd(last): no pointer past the tensor.
 HWY_INLINE void PrefetchFar(const float* x, std::size_t i, std::size_t last) {
-  if (i + kFarFloats <= last) __builtin_prefetch(x + i + kPrefetch + kFarAhead, 0, 2);  // prefetcht1 on x86
+  if (i < FarEnd(last)) PrefetchFarAt(x, i);  // prefetcht1 on x86
 }
 // PrefetchAhead and PrefetchFar.
 HWY_INLINE void PrefetchNearFar(const float* x, std::size_t i, std::size_t last) {
   PrefetchAhead(x, i, last);
   PrefetchFar(x, i, last);
 }
-// PrefetchFar's line where the caller knows that i + kFarFloats <= last.
-HWY_INLINE void PrefetchFarAt(const float* x, std::size_t i) { __builtin_prefetch(x + i + kPrefetch + kFarAhead, 0, 2); }
 
 // Outputs of at least this many bytes are written with streaming stores (dequantize, quantize,
 // calibrate+quantize and both ceilings): beyond the last-level cache share of a core, where a line
@@ -1256,7 +1259,7 @@ HWY_INLINE std::size_t BlockVectorsPf(D d, const float* HWY_RESTRICT xr, std::si
 template <Value V, bool kBytes, class D, class CodesAt, class FieldsAt, class VU>
 HWY_INLINE std::size_t BlockVectors(D d, const float* HWY_RESTRICT xr, std::size_t i, std::size_t e, float s, float r,
                                     std::size_t last, CodesAt codes_at, FieldsAt fields_at, VU& nan_acc) {
-  const std::size_t far_end = last >= kFarFloats ? last - kFarFloats + 1 : 0;  // i < far_end: far
+  const std::size_t far_end = FarEnd(last);  // i < far_end: far
   if (far_end > i) {
     const std::size_t quad = 4 * hn::Lanes(d);
     const std::size_t split = i + (std::min(e, far_end) - i) / quad * quad;
@@ -1280,7 +1283,7 @@ HWY_INLINE void QuantizeBlockRange(D d, const float* HWY_RESTRICT xr, std::size_
   constexpr bool kMiniGroups = kBytes && kGroupValue<V> && !kCalibrated && (kShift >= 2 || kShift == -1);  // (-1: 16 vectors or more)
   GroupAcc cmax = GroupAccZero();
 #endif
-  const std::size_t far_end = last >= kFarFloats ? last - kFarFloats + 1 : 0;  // i < far_end: PrefetchFar's line
+  const std::size_t far_end = FarEnd(last);  // i < far_end: PrefetchFar's line
   for (std::size_t k = k0; k < k1; ++k) {
     const std::size_t i0 = c0 + k * width;
     // The block's prefetches, kPrefetch ahead (moved back so that they stay within the tensor).
