@@ -17,6 +17,7 @@
 #include "qconform/vectors.h"
 #if QCONFORM_HAVE_BENCH
 #include "qconform/bench.h"
+#include "qconform/optimized.h"
 #endif
 #if QCONFORM_HAVE_FUZZ_PRODUCER
 #include "qconform/fuzz_producer.h"
@@ -72,6 +73,7 @@ struct Commands final : Extra {
   std::string dir, impl = "optimized", file, target = "scheme_qparams", filter;
   double min_time = 0.1;
   std::size_t offset = 0;
+  std::string far_prefetch = "auto";
 
   int dispatch() override {
     if (run && run->parsed()) return do_run();
@@ -131,6 +133,10 @@ struct Commands final : Extra {
 
   int do_bench() {
 #if QCONFORM_HAVE_BENCH
+    namespace opt = qconform::optimized;
+    opt::set_far_prefetch(far_prefetch == "on"    ? opt::FarPrefetch::on
+                          : far_prefetch == "off" ? opt::FarPrefetch::off
+                                                  : opt::FarPrefetch::automatic);
     return qconform::bench::run(json, min_time, filter, offset);
 #else
     std::cerr << "qconform: this build has no benchmarks\n";
@@ -191,6 +197,11 @@ std::unique_ptr<Extra> add_extra_commands(CLI::App& app) {
             return ok ? std::string() : "not a multiple of 4 from 0 to 60: " + v;
           },
           "0..60, MULTIPLE OF 4"));
+  c->bench
+      ->add_option("--far-prefetch", c->far_prefetch,
+                   "far prefetches into L2 in the single-pass loops (auto: on for Intel CPUs)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "on", "off"}));
 
   c->decode = app.add_subcommand("decode", "print what a fuzz corpus file encodes");
   c->decode->add_option("file", c->file, "corpus file")->required();

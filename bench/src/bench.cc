@@ -444,7 +444,8 @@ int run(bool json, double min_time_seconds, std::string_view filter, std::size_t
   g_prep = Prepared{};
   g_size = SizeData{};
   g_offset = offset;
-  std::fprintf(stderr, "qconform bench: buffers %zu bytes past a 64-byte boundary\n", offset);
+  std::fprintf(stderr, "qconform bench: buffers %zu bytes past a 64-byte boundary; far prefetches %s\n", offset,
+               opt::far_prefetch() ? "on" : "off");
   Collector collector(by_name);
   const std::size_t ran = rows.empty() ? 0 : benchmark::RunSpecifiedBenchmarks(&collector, std::string("all"));
   g_prep = Prepared{};

@@ -414,6 +414,23 @@ if(CASE STREQUAL "usage_bench_offset_off_grid")
   expect_usage_error("multiple of 4 from 0 to 60: 18")
 endif()
 
+if(CASE STREQUAL "usage_bench_far_prefetch")
+  set(found TRUE)
+  qrun("" bench --far-prefetch sometimes --filter no-such-case)
+  expect_usage_error("sometimes")
+endif()
+
+if(CASE STREQUAL "bench_far_prefetch")
+  set(found TRUE)
+  # The run says on stderr which way the far prefetches went, as asked (one small row each).
+  foreach(mode IN ITEMS on off)
+    qrun("" bench --far-prefetch ${mode} --filter "^calq-q8s-b32-f16/16KiB/ceiling" --min-time 0.001)
+    expect_rc(0)
+    expect_err("far prefetches ${mode}\n")
+    expect_out("calq-q8s-b32-f16 +16KiB +ceiling")
+  endforeach()
+endif()
+
 if(CASE STREQUAL "usage_bad_hex_digit")
   set(found TRUE)
   qrun("" dequantize --scheme ${BURN_SCHEME} --shape 1 --bytes 0g --json)

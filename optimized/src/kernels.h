@@ -2,6 +2,7 @@
 // kernels (quantize-inl.h), and the scalar helpers both share. No SIMD types.
 #pragma once
 
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -10,6 +11,17 @@
 #include "qconform/reference.h"
 
 namespace qconform::optimized::detail {
+
+// Whether the single-pass loops prefetch far ahead into L2 (quantize-inl.h's PrefetchFar): 0 not
+// decided yet, 1 on, 2 off. set_far_prefetch (optimized.h) sets it; DecideFarPrefetch
+// (optimized.cc) sets it for this CPU the first time a loop asks while it is 0. One relaxed load
+// per loop: the kernels read it once before their lines.
+inline std::atomic<std::uint8_t> g_far_prefetch{0};
+bool DecideFarPrefetch();
+inline bool FarPrefetchOn() {
+  const std::uint8_t m = g_far_prefetch.load(std::memory_order_relaxed);
+  return m == 0 ? DecideFarPrefetch() : m == 1;
+}
 
 // Rows are the lines along the last axis of a row-major tensor (rank 0: one row of one element).
 // Every kernel walks rows, and within a row, segments of `b` elements that share one block

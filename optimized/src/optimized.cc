@@ -21,6 +21,10 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "quantize-inl.h"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -875,6 +879,51 @@ bool ceiling_1to4(std::span<const std::uint8_t> in, std::span<float> out, std::i
   QCONFORM_CALL(Ceiling1to4, tgt)(in.data(), out.data(), std::min(in.size(), out.size()));
   return true;
 }
+
+// ------------------------------------------------------------------ far prefetches
+
+namespace {
+
+// Whether CPUID names an Intel CPU ("GenuineIntel"). Asked once per process (a hypervisor traps
+// CPUID, as cpu_targets says).
+bool intel_cpu() {
+  static const bool intel = [] {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid(0, &a, &b, &c, &d) == 0) return false;
+    char vendor[12];
+    std::memcpy(vendor, &b, 4);
+    std::memcpy(vendor + 4, &d, 4);
+    std::memcpy(vendor + 8, &c, 4);
+    return std::memcmp(vendor, "GenuineIntel", 12) == 0;
+#else
+    return false;
+#endif
+  }();
+  return intel;
+}
+
+std::uint8_t far_state(bool on) { return on ? 1 : 2; }
+
+}  // namespace
+
+void set_far_prefetch(FarPrefetch mode) {
+  const bool on = mode == FarPrefetch::on || (mode == FarPrefetch::automatic && intel_cpu());
+  detail::g_far_prefetch.store(far_state(on), std::memory_order_relaxed);
+}
+
+bool far_prefetch() { return detail::FarPrefetchOn(); }
+
+namespace detail {
+
+bool DecideFarPrefetch() {
+  std::uint8_t expected = 0;
+  // A set_far_prefetch that came first stays.
+  g_far_prefetch.compare_exchange_strong(expected, far_state(intel_cpu()), std::memory_order_relaxed);
+  return g_far_prefetch.load(std::memory_order_relaxed) == 1;
+}
+
+}  // namespace detail
 
 }  // namespace qconform::optimized
 

@@ -116,24 +116,30 @@ HWY_INLINE void PrefetchAhead(const float* x, std::size_t i, std::size_t last) {
 // lines prefetched as one burst at each chunk's start: 0.70 to 0.91, worse than none. A loop of
 // the ceiling's with them ran 1.06 to 1.09x faster than without, so the ceiling has them too.
 // In the caches (less than kFarFloats ahead) one predicted branch per line, or per block or call
-// where that cost (BlockVectors, QuantizeBlockRange).
+// where that cost (BlockVectors, QuantizeBlockRange). On the AMD Zen 5 of session 43 the same
+// loops ran faster without them (quantize at 256 MiB in 0.77 to 0.97 of the time, the ceiling in
+// 0.84 to 0.95; alternated runs of one binary), so they run only where FarPrefetchOn says
+// (kernels.h: Intel CPUs unless set_far_prefetch says otherwise).
 inline constexpr std::size_t kFarAhead = 4096;
 inline constexpr std::size_t kFarFloats = kFarPrefetchBytes / sizeof(float);
 static_assert(kFarFloats > kPrefetch + kFarAhead, "the far line lies within the tensor");
-// The first index i from which fewer than kFarFloats of the tensor lie ahead, `last` the index of
-// its last element: i < FarEnd(last) exactly when i + kFarFloats <= last.
-HWY_INLINE std::size_t FarEnd(std::size_t last) { return last >= kFarFloats ? last - kFarFloats + 1 : 0; }
+// Where far prefetches are off for this CPU (FarPrefetchOn, kernels.h), 0; else the first index i
+// from which fewer than kFarFloats of the tensor lie ahead, `last` the index of its last element:
+// i < FarEnd(last) exactly when i + kFarFloats <= last. A loop computes it once, before its lines.
+HWY_INLINE std::size_t FarEnd(std::size_t last) {
+  return last >= kFarFloats && detail::FarPrefetchOn() ? last - kFarFloats + 1 : 0;
+}
 // x[i + kPrefetch + kFarAhead] into L2, where the caller knows that i < FarEnd(last) (the line
 // then lies within the tensor).
 HWY_INLINE void PrefetchFarAt(const float* x, std::size_t i) { __builtin_prefetch(x + i + kPrefetch + kFarAhead, 0, 2); }
-// PrefetchFarAt when i < FarEnd(last): no pointer past the tensor.
-HWY_INLINE void PrefetchFar(const float* x, std::size_t i, std::size_t last) {
-  if (i < FarEnd(last)) PrefetchFarAt(x, i);  // prefetcht1 on x86
+// PrefetchFarAt when i < far_end = FarEnd(last): no pointer past the tensor.
+HWY_INLINE void PrefetchFar(const float* x, std::size_t i, std::size_t far_end) {
+  if (i < far_end) PrefetchFarAt(x, i);  // prefetcht1 on x86
 }
 // PrefetchAhead and PrefetchFar.
-HWY_INLINE void PrefetchNearFar(const float* x, std::size_t i, std::size_t last) {
+HWY_INLINE void PrefetchNearFar(const float* x, std::size_t i, std::size_t last, std::size_t far_end) {
   PrefetchAhead(x, i, last);
-  PrefetchFar(x, i, last);
+  PrefetchFar(x, i, far_end);
 }
 
 // Outputs of at least this many bytes are written with streaming stores (dequantize, quantize,
@@ -1186,6 +1192,7 @@ HWY_INLINE void QuantizeGroupsStreamed(const float* HWY_RESTRICT xr, std::size_t
   GroupAcc cmax = GroupAccZero();
   alignas(32) float rcp[kChunk / 32 + 1];  // the chunk's reciprocals, a vector at a time
   (void)Reciprocals(eff, (c1 - 1) / b - j0 + 1, rcp);
+  const std::size_t far_end = FarEnd(last);
   std::size_t j = c0 / b;
   for (std::size_t c = c0; c < c1; ++j) {
     const std::size_t e = std::min((j + 1) * b, c1);
@@ -1193,8 +1200,8 @@ HWY_INLINE void QuantizeGroupsStreamed(const float* HWY_RESTRICT xr, std::size_t
     const float r = rcp[j - j0];
     const __m256 rv = _mm256_set1_ps(r);
     for (; c < e; c += 32) {
-      PrefetchNearFar(xr, c, last);
-      PrefetchNearFar(xr, c + kLineFloats, last);
+      PrefetchNearFar(xr, c, last, far_end);
+      PrefetchNearFar(xr, c + kLineFloats, last, far_end);
       __m256i codes;
       if (HWY_UNLIKELY(r == 0.0f || !GroupCodes<V>(xr + c, rv, cmax, codes))) {
         alignas(32) std::uint8_t four[32];
@@ -1297,7 +1304,7 @@ HWY_INLINE void QuantizeBlockRange(D d, const float* HWY_RESTRICT xr, std::size_
 #pragma GCC unroll 4
           for (std::size_t q = 0; q < 4 * kLanes; q += kLineFloats) {
             hwy::Prefetch(pf + u * kLanes + q);
-            PrefetchFar(xr, i + q, last);
+            PrefetchFar(xr, i + q, far_end);
           }
           QuantizeGroup<V>(xr + i, es[k], rcp[k], fields_at(i), cmax, nan_acc);
         }
@@ -1328,7 +1335,7 @@ HWY_INLINE void QuantizeBlockRange(D d, const float* HWY_RESTRICT xr, std::size_
       for (std::size_t u = 0; u < per; ++u) {
         const std::size_t i = i0 + u * kLanes;
         hwy::Prefetch(pf + u * kLanes);
-        PrefetchFar(xr, i, last);
+        PrefetchFar(xr, i, far_end);
         QuantizeVec<V, kBytes>(d, xr + i, ev, codes_at(i), fields_at(i), nan_acc);
       }
     }
@@ -1429,8 +1436,9 @@ HWY_INLINE void QuantizeChunk(const float* HWY_RESTRICT xr, std::size_t c0, std:
       c = e;
     }
     std::size_t i = c0;
+    const std::size_t far_end = FarEnd(last);
     for (; i + lanes <= c1; i += lanes) {
-      PrefetchNearFar(xr, i, last);
+      PrefetchNearFar(xr, i, last, far_end);
       QuantizeVec<V, kBytes>(d, xr + i, hn::LoadU(d, effrow + (i - c0)), codes_at(i), fields_at(i), nan_acc);
     }
     if (i < c1) QuantizeTail<V, kBytes>(d, xr + i, effrow + (i - c0), 0.0f, c1 - i, codes_at(i), fields_at(i), nan_acc);
@@ -1519,6 +1527,7 @@ HWY_INLINE void QuantizeE2m1Packed(const float* HWY_RESTRICT xr, std::size_t c0,
     PackFields(f, m * kLanes, 2, out + (i - c0) / 2);
   };
   __m512i hmax = _mm512_setzero_si512();
+  const std::size_t far_end = FarEnd(last);
   std::size_t i = c0;
   for (; i + 4 * kLanes <= c1; i += 4 * kLanes) {
     const std::size_t k0 = (i - c0) / kLanes;
@@ -1528,7 +1537,7 @@ HWY_INLINE void QuantizeE2m1Packed(const float* HWY_RESTRICT xr, std::size_t c0,
 #pragma GCC unroll 4
     for (std::size_t k = 0; k < 4; ++k) {
       hwy::Prefetch(pf + k * kLanes);
-      PrefetchFar(xr, i + k * kLanes, last);
+      PrefetchFar(xr, i + k * kLanes, far_end);
       bits[k] = _mm512_castps_si512(_mm512_mul_ps(_mm512_loadu_ps(xr + i + k * kLanes), _mm512_set1_ps(rcp[k0 + k])));
       const __m512i a = _mm512_and_si512(bits[k], abs_mask);
       near |= NearBoundary<Value::e2m1>(a);
@@ -1629,13 +1638,14 @@ HWY_INLINE void QuantizeNibblesAvx2(const float* HWY_RESTRICT xr, std::size_t c0
                                  sign_bit = Konst(di, 0x08080808).raw;
   [[maybe_unused]] const __m256i low = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.low))).raw;
   [[maybe_unused]] const __m256i high = Hidden(hn::LoadU(di, reinterpret_cast<const std::int32_t*>(kTables.high))).raw;
+  const std::size_t far_end = FarEnd(last);
   // The group of elements [i, i + 32) to the sink, or false (nothing done) when its check fails.
-  auto group = [&](std::size_t i) HWY_ATTR __attribute__((always_inline)) -> bool {
+  auto group = [&, far_end](std::size_t i) HWY_ATTR __attribute__((always_inline)) -> bool {
     const float* HWY_RESTRICT pf = xr + std::min(i + kPrefetch, last + 1 - 4 * kLanes);
     hwy::Prefetch(pf);
     hwy::Prefetch(pf + 2 * kLanes);
-    PrefetchFar(xr, i, last);
-    PrefetchFar(xr, i + 2 * kLanes, last);
+    PrefetchFar(xr, i, far_end);
+    PrefetchFar(xr, i + 2 * kLanes, far_end);
     const __m256 r0 = _mm256_broadcast_ss(rcp + block(i)), r1 = _mm256_broadcast_ss(rcp + block(i + 2 * kLanes));
     const float* HWY_RESTRICT x = xr + i;
     __m256i code;
@@ -3651,6 +3661,7 @@ void Ceiling4to1(const float* HWY_RESTRICT in, std::uint8_t* HWY_RESTRICT out, s
   const hn::Rebind<std::uint8_t, decltype(du)> d8;
   const std::size_t lanes = hn::Lanes(du);
   std::size_t i = 0;
+  const std::size_t far_end = n == 0 ? 0 : FarEnd(n - 1);
   auto one = [&](std::size_t k) HWY_ATTR { out[k] = static_cast<std::uint8_t>(std::bit_cast<std::uint32_t>(in[k])); };
   // The low byte of each element: no arithmetic (U8FromU32 gathers low bytes; see QuantizeVec).
 #if HWY_TARGET != HWY_SCALAR
@@ -3669,7 +3680,7 @@ void Ceiling4to1(const float* HWY_RESTRICT in, std::uint8_t* HWY_RESTRICT out, s
       // Each vector's prefetches just before its load: as a loop of their own (GCC 12 keeps it
       // rolled, with PrefetchFar's branch) this pass ran 3 to 4 % slower on the Xeon of session 42.
       auto low = [&](std::size_t k) HWY_ATTR {
-        PrefetchNearFar(in, i + k * lanes, n - 1);
+        PrefetchNearFar(in, i + k * lanes, n - 1, far_end);
         return hn::BitCast(dq, hn::U8FromU32(hn::BitCast(du, hn::LoadU(df, in + i + k * lanes))));
       };
       const auto v01 = hn::Combine(dh, low(1), low(0));
@@ -3680,7 +3691,7 @@ void Ceiling4to1(const float* HWY_RESTRICT in, std::uint8_t* HWY_RESTRICT out, s
   }
 #endif
   for (; i + lanes <= n; i += lanes) {
-    PrefetchNearFar(in, i, n - 1);  // as the quantize loops do
+    PrefetchNearFar(in, i, n - 1, far_end);  // as the quantize loops do
     hn::StoreU(hn::U8FromU32(hn::BitCast(du, hn::LoadU(df, in + i))), d8, out + i);
   }
   for (; i < n; ++i) one(i);

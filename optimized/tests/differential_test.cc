@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <random>
@@ -1763,6 +1764,14 @@ TEST_P(Diff, StreamedLargeOutputs) {
   }
 }
 
+// Sets the far prefetches (opt::set_far_prefetch) for a scope, then back to automatic.
+struct FarPrefetchScope {
+  explicit FarPrefetchScope(opt::FarPrefetch mode) { opt::set_far_prefetch(mode); }
+  ~FarPrefetchScope() { opt::set_far_prefetch(opt::FarPrefetch::automatic); }
+  FarPrefetchScope(const FarPrefetchScope&) = delete;
+  FarPrefetchScope& operator=(const FarPrefetchScope&) = delete;
+};
+
 // Diff.LargeStorage's inputs: storage of 16 MiB and more, where quantize_into and the fused
 // calibrate_quantize_into stream their stores. The data are normal with the given sigma.
 struct LargeSpec {
@@ -2000,8 +2009,14 @@ TEST_P(Diff, LargeStorage) {
           ASSERT_EQ(buf[i], 0xA5) << what << " wrote after the output, at " << i;
         }
       };
-      std::fill(buf.begin(), buf.end(), 0xA5);
-      check(opt::quantize_into(s, shape, data, ref.p.scales, ref.p.global, out, std::nullopt, target_), "quantize_into");
+      // quantize_into's loops with far prefetches and without (whichever this CPU takes by default,
+      // every CPU runs both).
+      for (const opt::FarPrefetch far : {opt::FarPrefetch::on, opt::FarPrefetch::off}) {
+        const FarPrefetchScope scope(far);
+        std::fill(buf.begin(), buf.end(), 0xA5);
+        check(opt::quantize_into(s, shape, data, ref.p.scales, ref.p.global, out, std::nullopt, target_),
+              far == opt::FarPrefetch::on ? "quantize_into, far prefetches on" : "quantize_into, far prefetches off");
+      }
       std::fill(buf.begin(), buf.end(), 0xA5);
       check(opt::calibrate_quantize_into(s, shape, data, qc::Calibration::minmax, out, target_), "calibrate_quantize_into");
     }
@@ -2020,16 +2035,39 @@ TEST_P(Diff, LargeStorage) {
   const std::size_t n = (std::size_t{16} << 20) + 5;
   std::vector<float> in(n);
   for (std::size_t i = 0; i < n; ++i) in[i] = std::bit_cast<float>(static_cast<std::uint32_t>((i * 7 + 1) & 0xFF));
-  std::vector<std::uint8_t> cb(n + 2, 0xA5);
-  ASSERT_TRUE(opt::ceiling_4to1(in, std::span<std::uint8_t>(cb.data() + 1, n), target_));
-  ASSERT_EQ(cb[0], 0xA5);
-  ASSERT_EQ(cb[n + 1], 0xA5);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (cb[i + 1] != static_cast<std::uint8_t>(i * 7 + 1)) {
-      ADD_FAILURE() << "ceiling_4to1 [" << i << "]: " << int{cb[i + 1]} << ", want " << ((i * 7 + 1) & 0xFF);
-      break;
+  for (const opt::FarPrefetch far : {opt::FarPrefetch::on, opt::FarPrefetch::off}) {
+    const FarPrefetchScope scope(far);
+    SCOPED_TRACE(far == opt::FarPrefetch::on ? "far prefetches on" : "far prefetches off");
+    std::vector<std::uint8_t> cb(n + 2, 0xA5);
+    ASSERT_TRUE(opt::ceiling_4to1(in, std::span<std::uint8_t>(cb.data() + 1, n), target_));
+    ASSERT_EQ(cb[0], 0xA5);
+    ASSERT_EQ(cb[n + 1], 0xA5);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (cb[i + 1] != static_cast<std::uint8_t>(i * 7 + 1)) {
+        ADD_FAILURE() << "ceiling_4to1 [" << i << "]: " << int{cb[i + 1]} << ", want " << ((i * 7 + 1) & 0xFF);
+        break;
+      }
     }
   }
+}
+
+// The far prefetches' switch: on and off as set, and `automatic` on exactly for Intel CPUs, as
+// the kernel's /proc/cpuinfo names the vendor (Linux; elsewhere that part is skipped).
+TEST(FarPrefetch, Modes) {
+  {
+    const FarPrefetchScope on(opt::FarPrefetch::on);
+    EXPECT_TRUE(opt::far_prefetch());
+    const FarPrefetchScope off(opt::FarPrefetch::off);
+    EXPECT_FALSE(opt::far_prefetch());
+  }
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, vendor;
+  while (vendor.empty() && std::getline(cpuinfo, line)) {
+    if (line.starts_with("vendor_id")) vendor = line.substr(line.find(':') + 1);
+  }
+  if (vendor.empty()) GTEST_SKIP() << "no vendor_id in /proc/cpuinfo";
+  vendor.erase(0, vendor.find_first_not_of(" \t"));
+  EXPECT_EQ(opt::far_prefetch(), vendor == "GenuineIntel") << "vendor " << vendor;
 }
 
 // Results do not depend on the caller's MXCSR (rounding mode, FTZ, DAZ), and the caller gets it

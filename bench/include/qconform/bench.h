@@ -27,7 +27,8 @@ inline constexpr std::size_t kMaxOffset = 60;
 // rounds over the whole run, each made of timed batches of calls of about 50 us, and reports the
 // median over its batches of the time per call (the mean goes to stderr); the DRAM size runs a
 // fixed few iterations, each optimized one paired with a ceiling pass (the ratio: their median).
-// Buffers at `offset` bytes past a 64-byte boundary (above).
+// Buffers at `offset` bytes past a 64-byte boundary (above). The far prefetches run as
+// qconform::optimized::set_far_prefetch last set them (the run says which way on stderr).
 // Returns 0, or 1 when nothing matched, a run failed or the offset is not a multiple of 4 up to
 // kMaxOffset.
 int run(bool json, double min_time_seconds, std::string_view filter, std::size_t offset = 0);

@@ -97,4 +97,17 @@ struct Target {
 [[nodiscard]] bool ceiling_4to1(std::span<const float> in, std::span<std::uint8_t> out, std::int64_t target = 0);
 [[nodiscard]] bool ceiling_1to4(std::span<const std::uint8_t> in, std::span<float> out, std::int64_t target = 0);
 
+// Far prefetches, in the loops that read their input once (quantize with given scales, and
+// ceiling_4to1) on inputs of 16 MiB and more: each line of the input is also prefetched into L2
+// some 20 KiB before the loop's own prefetch asks for it in L1. They change no result, only the
+// speed, and which way is faster depends on the CPU. At 256 MiB, on an Intel Emerald Rapids Xeon
+// they made quantize 1.1x and the ceiling 1.06 to 1.09x faster; on an AMD Zen 5 both ran faster
+// without them (quantize in 0.85 to 0.91 of the time, by the median of each case, the ceiling in
+// 0.89; bench/README.md, sessions 42 and 43). `automatic`, the default, turns them on for Intel
+// CPUs only. Process-wide; for benchmarks and tests, which run both ways.
+enum class FarPrefetch : std::uint8_t { automatic, on, off };
+void set_far_prefetch(FarPrefetch mode);
+// Whether they are on now (`automatic` resolved for this CPU).
+[[nodiscard]] bool far_prefetch();
+
 }  // namespace qconform::optimized
