@@ -117,8 +117,8 @@ HWY_INLINE void PrefetchAhead(const float* x, std::size_t i, std::size_t last) {
 // the ceiling's with them ran 1.06 to 1.09x faster than without, so the ceiling has them too.
 // In the caches (less than kFarFloats ahead) one predicted branch per line, or per block or call
 // where that cost (BlockVectors, QuantizeBlockRange). On the AMD Zen 5 of session 43 the same
-// loops ran faster without them (quantize at 256 MiB in 0.77 to 0.97 of the time, the ceiling in
-// 0.84 to 0.95; alternated runs of one binary), so they run only where FarPrefetchOn says
+// loops ran faster without them (quantize at 256 MiB in 0.77 to 0.97 of the time, once 1.08, the
+// ceiling in 0.78 to 0.94; alternated runs of one binary), so they run only where FarPrefetchOn says
 // (kernels.h: Intel CPUs unless set_far_prefetch says otherwise).
 inline constexpr std::size_t kFarAhead = 4096;
 inline constexpr std::size_t kFarFloats = kFarPrefetchBytes / sizeof(float);

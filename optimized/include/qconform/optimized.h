@@ -102,8 +102,8 @@ struct Target {
 // some 20 KiB before the loop's own prefetch asks for it in L1. They change no result, only the
 // speed, and which way is faster depends on the CPU. At 256 MiB, on an Intel Emerald Rapids Xeon
 // they made quantize 1.1x and the ceiling 1.06 to 1.09x faster; on an AMD Zen 5 both ran faster
-// without them (quantize in 0.85 to 0.91 of the time, by the median of each case, the ceiling in
-// 0.89; bench/README.md, sessions 42 and 43). `automatic`, the default, turns them on for Intel
+// without them (by the medians over eight alternations, quantize in 0.86 to 0.93 of the time and
+// the ceiling in 0.90; bench/README.md, sessions 42 and 43). `automatic`, the default, turns them on for Intel
 // CPUs only. Process-wide; for benchmarks and tests, which run both ways.
 enum class FarPrefetch : std::uint8_t { automatic, on, off };
 void set_far_prefetch(FarPrefetch mode);
