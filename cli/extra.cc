@@ -17,7 +17,6 @@
 #include "qconform/vectors.h"
 #if QCONFORM_HAVE_BENCH
 #include "qconform/bench.h"
-#include "qconform/optimized.h"
 #endif
 #if QCONFORM_HAVE_FUZZ_PRODUCER
 #include "qconform/fuzz_producer.h"
@@ -133,10 +132,7 @@ struct Commands final : Extra {
 
   int do_bench() {
 #if QCONFORM_HAVE_BENCH
-    namespace opt = qconform::optimized;
-    opt::set_far_prefetch(far_prefetch == "on"    ? opt::FarPrefetch::on
-                          : far_prefetch == "off" ? opt::FarPrefetch::off
-                                                  : opt::FarPrefetch::automatic);
+    qconform::optimized::set_far_prefetch(*qconform::bench::far_prefetch_mode(far_prefetch));  // checked by the option
     return qconform::bench::run(json, min_time, filter, offset);
 #else
     std::cerr << "qconform: this build has no benchmarks\n";
@@ -197,11 +193,17 @@ std::unique_ptr<Extra> add_extra_commands(CLI::App& app) {
             return ok ? std::string() : "not a multiple of 4 from 0 to 60: " + v;
           },
           "0..60, MULTIPLE OF 4"));
-  c->bench
+  CLI::Option* far = c->bench
       ->add_option("--far-prefetch", c->far_prefetch,
                    "far prefetches into L2 in the single-pass loops (auto: on for Intel CPUs)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "on", "off"}));
+      ->capture_default_str();
+#if QCONFORM_HAVE_BENCH
+  far->check(CLI::Validator(
+      [](std::string& v) { return qconform::bench::far_prefetch_mode(v) ? std::string() : "not auto, on or off: " + v; },
+      "auto|on|off"));
+#else
+  static_cast<void>(far);
+#endif
 
   c->decode = app.add_subcommand("decode", "print what a fuzz corpus file encodes");
   c->decode->add_option("file", c->file, "corpus file")->required();

@@ -1,6 +1,7 @@
 // qconform_benchmarks [--json] [--min-time=SECONDS] [--filter=REGEX] [--offset=BYTES] [--far-prefetch=auto|on|off]
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,10 +24,9 @@ int main(int argc, char** argv) {
     } else if (a.starts_with("--offset=") && a.size() > 9 && a.size() <= 11 &&
                a.find_first_not_of("0123456789", 9) == std::string_view::npos) {
       offset = std::strtoul(std::string(a.substr(9)).c_str(), nullptr, 10);  // run() checks the range
-    } else if (a == "--far-prefetch=auto" || a == "--far-prefetch=on" || a == "--far-prefetch=off") {
-      namespace opt = qconform::optimized;
-      const std::string_view v = a.substr(15);
-      opt::set_far_prefetch(v == "on" ? opt::FarPrefetch::on : v == "off" ? opt::FarPrefetch::off : opt::FarPrefetch::automatic);
+    } else if (const auto mode = a.starts_with("--far-prefetch=") ? qconform::bench::far_prefetch_mode(a.substr(15))
+                                                                  : std::nullopt) {
+      qconform::optimized::set_far_prefetch(*mode);
     } else {
       std::fprintf(stderr,
                    "usage: %s [--json] [--min-time=SECONDS] [--filter=REGEX] [--offset=BYTES] "

@@ -7,8 +7,11 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <optional>
 #include <span>
 #include <string_view>
+
+#include "qconform/optimized.h"
 
 namespace qconform::bench {
 
@@ -32,6 +35,15 @@ inline constexpr std::size_t kMaxOffset = 60;
 // Returns 0, or 1 when nothing matched, a run failed or the offset is not a multiple of 4 up to
 // kMaxOffset.
 int run(bool json, double min_time_seconds, std::string_view filter, std::size_t offset = 0);
+
+// The far-prefetch mode a command line names (`--far-prefetch` of qconform_benchmarks and of
+// `qconform bench`): "auto", "on" or "off"; nullopt for any other word.
+inline std::optional<optimized::FarPrefetch> far_prefetch_mode(std::string_view name) {
+  if (name == "auto") return optimized::FarPrefetch::automatic;
+  if (name == "on") return optimized::FarPrefetch::on;
+  if (name == "off") return optimized::FarPrefetch::off;
+  return std::nullopt;
+}
 
 // At the cached sizes each benchmark iteration is a batch of calls taking about kBatchSeconds,
 // timed on its own, and a row's figure is the median over its batches of the time per call
