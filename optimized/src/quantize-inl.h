@@ -3119,11 +3119,9 @@ HWY_INLINE void DequantizeTail(D d, const std::uint8_t* HWY_RESTRICT fields, con
 
 // The direct path of DequantizeRowsT: a chunk's whole vectors v, ..., nv - 1, each made by
 // `at(v, bounds)` and merged into the aligned vector it completes, which goes to
-// dst + (v - 1) * lanes by a streaming store. How the aligned vector is made (kMode): 0, the
-// output is vector-aligned and each vector is stored as it is, one behind; 1, half a vector off,
-// and the aligned vector is the upper half of one and the lower half of the next; 2, any other
-// offset: each vector rotated down (`rot`) and merged with the one before (`low`: the lanes it
-// keeps). `held`, the vector not yet stored (rotated in mode 2), comes in and goes out.
+// dst + (v - 1) * lanes by a streaming store, made as DequantizeRowsT's `out_mode` (kMode) says,
+// with its `rot` and `low`. `held`, the vector not yet stored (rotated in mode 2), comes in and
+// goes out.
 // Four vectors are decoded before their four stores go out back to back: 2 to 7 % less time than
 // a store after each decode at 256 MiB on the Zen 5 of session 43, 0.01 to 0.04 closer to the
 // ceiling on average in session 44 (bench/README.md). This is a function of its own, and `at`
