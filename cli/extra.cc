@@ -73,6 +73,7 @@ struct Commands final : Extra {
   double min_time = 0.1;
   std::size_t offset = 0;
   std::string far_prefetch = "auto";
+  std::string chunk_prefetch = "auto";
 
   int dispatch() override {
     if (run && run->parsed()) return do_run();
@@ -132,7 +133,8 @@ struct Commands final : Extra {
 
   int do_bench() {
 #if QCONFORM_HAVE_BENCH
-    qconform::optimized::set_far_prefetch(*qconform::bench::far_prefetch_mode(far_prefetch));  // checked by the option
+    qconform::optimized::set_far_prefetch(*qconform::bench::far_prefetch_mode(far_prefetch));  // checked by the options
+    qconform::optimized::set_chunk_prefetch(*qconform::bench::chunk_prefetch_mode(chunk_prefetch));
     return qconform::bench::run(json, min_time, filter, offset);
 #else
     std::cerr << "qconform: this build has no benchmarks\n";
@@ -197,12 +199,21 @@ std::unique_ptr<Extra> add_extra_commands(CLI::App& app) {
       ->add_option("--far-prefetch", c->far_prefetch,
                    "far prefetches into L2 in the single-pass loops (auto: on for Intel CPUs)")
       ->capture_default_str();
+  CLI::Option* chunk = c->bench
+      ->add_option("--chunk-prefetch", c->chunk_prefetch,
+                   "where calibrate+quantize's codes pass prefetches the next chunk (auto: l1 on the AVX-512 "
+                   "targets of AMD Zen 5 and later, else l2)")
+      ->capture_default_str();
 #if QCONFORM_HAVE_BENCH
   far->check(CLI::Validator(
       [](std::string& v) { return qconform::bench::far_prefetch_mode(v) ? std::string() : "not auto, on or off: " + v; },
       "auto|on|off"));
+  chunk->check(CLI::Validator(
+      [](std::string& v) { return qconform::bench::chunk_prefetch_mode(v) ? std::string() : "not auto, l1 or l2: " + v; },
+      "auto|l1|l2"));
 #else
   static_cast<void>(far);
+  static_cast<void>(chunk);
 #endif
 
   c->decode = app.add_subcommand("decode", "print what a fuzz corpus file encodes");

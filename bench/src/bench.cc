@@ -444,8 +444,14 @@ int run(bool json, double min_time_seconds, std::string_view filter, std::size_t
   g_prep = Prepared{};
   g_size = SizeData{};
   g_offset = offset;
-  std::fprintf(stderr, "qconform bench: buffers %zu bytes past a 64-byte boundary; far prefetches %s\n", offset,
-               opt::far_prefetch() ? "on" : "off");
+  std::string chunk;  // each target's level, as "avx2 l2"
+  for (const opt::Target& t : targets) {
+    chunk += (chunk.empty() ? "" : ", ") + opt::target_name(t.bits) + (opt::chunk_prefetch_l1(t.bits) ? " l1" : " l2");
+  }
+  std::fprintf(stderr,
+               "qconform bench: buffers %zu bytes past a 64-byte boundary; far prefetches %s; next-chunk prefetch "
+               "level: %s\n",
+               offset, opt::far_prefetch() ? "on" : "off", chunk.c_str());
   Collector collector(by_name);
   const std::size_t ran = rows.empty() ? 0 : benchmark::RunSpecifiedBenchmarks(&collector, std::string("all"));
   g_prep = Prepared{};

@@ -1,4 +1,5 @@
 // qconform_benchmarks [--json] [--min-time=SECONDS] [--filter=REGEX] [--offset=BYTES] [--far-prefetch=auto|on|off]
+//                     [--chunk-prefetch=auto|l1|l2]
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -27,10 +28,13 @@ int main(int argc, char** argv) {
     } else if (const auto mode = a.starts_with("--far-prefetch=") ? qconform::bench::far_prefetch_mode(a.substr(15))
                                                                   : std::nullopt) {
       qconform::optimized::set_far_prefetch(*mode);
+    } else if (const auto level = a.starts_with("--chunk-prefetch=") ? qconform::bench::chunk_prefetch_mode(a.substr(17))
+                                                                     : std::nullopt) {
+      qconform::optimized::set_chunk_prefetch(*level);
     } else {
       std::fprintf(stderr,
                    "usage: %s [--json] [--min-time=SECONDS] [--filter=REGEX] [--offset=BYTES] "
-                   "[--far-prefetch=auto|on|off]\n",
+                   "[--far-prefetch=auto|on|off] [--chunk-prefetch=auto|l1|l2]\n",
                    argv[0]);
       return 2;
     }

@@ -23,6 +23,19 @@ inline bool FarPrefetchOn() {
   return m == 0 ? DecideFarPrefetch() : m == 1;
 }
 
+// Where calibrate+quantize's codes pass prefetches the next chunk's input (CalibratedCodes, from
+// kFarPrefetchBytes of input on): 0 not decided yet, 1 into L1 on the AVX-512 targets and into L2
+// on the others, 2 into L2 on every target, 3 into L1 on every target. set_chunk_prefetch
+// (optimized.h) sets it; DecideChunkPrefetch (optimized.cc) sets it for this CPU the first time a
+// kernel asks while it is 0. Read once per call.
+inline std::atomic<std::uint8_t> g_chunk_prefetch{0};
+std::uint8_t DecideChunkPrefetch();
+inline bool ChunkPrefetchL1(bool avx512) {
+  std::uint8_t m = g_chunk_prefetch.load(std::memory_order_relaxed);
+  if (m == 0) m = DecideChunkPrefetch();
+  return m == 3 || (m == 1 && avx512);
+}
+
 // Rows are the lines along the last axis of a row-major tensor (rank 0: one row of one element).
 // Every kernel walks rows, and within a row, segments of `b` elements that share one block
 // (SPEC §4: a block is a rectangle, so the rows of one block row share their block indices).

@@ -880,30 +880,46 @@ bool ceiling_1to4(std::span<const std::uint8_t> in, std::span<float> out, std::i
   return true;
 }
 
-// ------------------------------------------------------------------ far prefetches
+// ------------------------------------------------------------------ far and chunk prefetches
 
 namespace {
 
-// Whether CPUID names an Intel CPU ("GenuineIntel"). Asked once per process (a hypervisor traps
+// What CPUID says of the CPU's maker and family. Asked once per process (a hypervisor traps
 // CPUID, as cpu_targets says).
-bool intel_cpu() {
-  static const bool intel = [] {
+struct CpuMaker {
+  char vendor[13] = {};  // "GenuineIntel", "AuthenticAMD", ...; empty when CPUID is not there
+  unsigned family = 0;   // the base family (leaf 1, EAX bits 8 to 11), plus, when that is 15, the
+                         // extended family (bits 20 to 27)
+};
+
+const CpuMaker& cpu_maker() {
+  static const CpuMaker maker = [] {
+    CpuMaker m;
 #if defined(__x86_64__) || defined(__i386__)
     unsigned a = 0, b = 0, c = 0, d = 0;
-    if (__get_cpuid(0, &a, &b, &c, &d) == 0) return false;
-    char vendor[12];
-    std::memcpy(vendor, &b, 4);
-    std::memcpy(vendor + 4, &d, 4);
-    std::memcpy(vendor + 8, &c, 4);
-    return std::memcmp(vendor, "GenuineIntel", 12) == 0;
-#else
-    return false;
+    if (__get_cpuid(0, &a, &b, &c, &d) == 0) return m;
+    std::memcpy(m.vendor, &b, 4);
+    std::memcpy(m.vendor + 4, &d, 4);
+    std::memcpy(m.vendor + 8, &c, 4);
+    if (__get_cpuid(1, &a, &b, &c, &d) != 0) {
+      const unsigned base = (a >> 8) & 0xF;
+      m.family = base == 0xF ? base + ((a >> 20) & 0xFF) : base;
+    }
 #endif
+    return m;
   }();
-  return intel;
+  return maker;
 }
 
+bool intel_cpu() { return std::strcmp(cpu_maker().vendor, "GenuineIntel") == 0; }
+
+// AMD family 26 is Zen 5.
+bool amd_zen5_or_later() { return std::strcmp(cpu_maker().vendor, "AuthenticAMD") == 0 && cpu_maker().family >= 26; }
+
 std::uint8_t far_state(bool on) { return on ? 1 : 2; }
+
+// g_chunk_prefetch's value for `automatic` on this CPU (kernels.h).
+std::uint8_t chunk_automatic() { return amd_zen5_or_later() ? 1 : 2; }
 
 }  // namespace
 
@@ -914,6 +930,15 @@ void set_far_prefetch(FarPrefetch mode) {
 
 bool far_prefetch() { return detail::FarPrefetchOn(); }
 
+void set_chunk_prefetch(ChunkPrefetch mode) {
+  const std::uint8_t m = mode == ChunkPrefetch::l1 ? 3 : mode == ChunkPrefetch::l2 ? 2 : chunk_automatic();
+  detail::g_chunk_prefetch.store(m, std::memory_order_relaxed);
+}
+
+bool chunk_prefetch_l1(std::int64_t target) {
+  return detail::ChunkPrefetchL1((resolve(target) & (HWY_AVX3 | HWY_AVX3_DL)) != 0);
+}
+
 namespace detail {
 
 bool DecideFarPrefetch() {
@@ -921,6 +946,13 @@ bool DecideFarPrefetch() {
   // A set_far_prefetch that came first stays.
   g_far_prefetch.compare_exchange_strong(expected, far_state(intel_cpu()), std::memory_order_relaxed);
   return g_far_prefetch.load(std::memory_order_relaxed) == 1;
+}
+
+std::uint8_t DecideChunkPrefetch() {
+  std::uint8_t expected = 0;
+  // A set_chunk_prefetch that came first stays.
+  g_chunk_prefetch.compare_exchange_strong(expected, chunk_automatic(), std::memory_order_relaxed);
+  return g_chunk_prefetch.load(std::memory_order_relaxed);
 }
 
 }  // namespace detail

@@ -99,6 +99,14 @@ HWY_INLINE void PrefetchBytes(const void* p, std::size_t ahead, std::size_t byte
   }
 }
 
+// The lines that calibrate+quantize's codes pass prefetches for the next chunk (CalibratedCodes):
+// `lines` lines from `at` (none when it is null), into L1 when `l1`, else into L2.
+struct NextChunkPrefetch {
+  const float* at = nullptr;
+  std::size_t lines = 0;
+  bool l1 = false;
+};
+
 // Floats per cache line: the group loops prefetch once per line (on AVX2, once per vector had
 // been twice per line, and a quarter of the instructions of quantize e4m3's group loop).
 inline constexpr std::size_t kLineFloats = 64 / sizeof(float);
@@ -2660,12 +2668,12 @@ HWY_INLINE hn::Vec<hn::Repartition<std::uint8_t, DU>> FourVectorFields(DU du, hn
 // lane i of vector u, as in FourVectorFields), then one vpermb: eight operations on port 5, two
 // on port 0, six on either, and 3 to 4 % less time for calibrate+quantize in L1 and L2 on the
 // same Xeon. Fields go to fields[0, nv * Lanes).
-// Line i < pf_lines of pf (64 bytes each) is prefetched into L2 along the way, four vectors' worth
-// of lines per four vectors.
+// Line i < pf.lines of pf.at (64 bytes each) is prefetched along the way (into L1 or L2 as pf.l1
+// says), four vectors' worth of lines per four vectors.
 template <Value V, int kShift, class VU, class Sink>
 HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, const float* HWY_RESTRICT eff,
                                 const float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT fields, VU& nan_acc,
-                                [[maybe_unused]] const float* pf, [[maybe_unused]] std::size_t pf_lines, Sink&& sink) {
+                                [[maybe_unused]] NextChunkPrefetch pf, Sink&& sink) {
   const hn::ScalableTag<float> d;
   const hn::RebindToUnsigned<decltype(d)> du;
   const hn::Repartition<std::uint8_t, decltype(du)> d8;
@@ -2699,12 +2707,19 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
   for (; v + 4 <= nv; v += 4) {
     const float* HWY_RESTRICT p = x + v * kLanes;
     const std::size_t k = v >> kShift;
-    // Four vectors' worth of pf's lines (4, 2 or 1), none at or past line pf_lines, into L2 (the
-    // next chunk's maxima pass prefetches them again into L1, kPrefetch ahead). Without far
-    // prefetches (pf null, inputs below kFarPrefetchBytes) a predicted branch skips the range's
+    // Four vectors' worth of pf's lines (4, 2 or 1), none at or past line pf.lines, into L1 or L2
+    // (the next chunk's maxima pass prefetches them again into L1, kPrefetch ahead). Without far
+    // prefetches (pf.at null, inputs below kFarPrefetchBytes) a predicted branch skips the range's
     // bounds arithmetic, scalar operations that take turns on the vector ports: 1 to 2 % of
     // calibrate+quantize q8s at 16 KiB and 512 KiB on the Emerald Rapids Xeon of session 38.
-    if (pf != nullptr) PrefetchBytes<true>(pf, v * kLanes * sizeof(float), 4 * kLanes * sizeof(float), pf + pf_lines * 16);
+    if (pf.at != nullptr) {
+      const std::size_t from = v * kLanes * sizeof(float), bytes = 4 * kLanes * sizeof(float);
+      if (pf.l1) {
+        PrefetchBytes<false>(pf.at, from, bytes, pf.at + pf.lines * 16);
+      } else {
+        PrefetchBytes<true>(pf.at, from, bytes, pf.at + pf.lines * 16);
+      }
+    }
     hn::Vec<decltype(du)> t[4];
 #pragma GCC unroll 4
     for (std::size_t u = 0; u < 4; ++u) {
@@ -2764,7 +2779,7 @@ template <Value V, class VU>
 HWY_INLINE void CalibratedChunk(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, std::size_t b, std::size_t j0,
                                 const float* HWY_RESTRICT eff, const float* HWY_RESTRICT rcp, bool every,
                                 std::uint8_t* HWY_RESTRICT fields, float* HWY_RESTRICT effrow, std::size_t last, VU& nan_acc,
-                                [[maybe_unused]] const float* pf, [[maybe_unused]] std::size_t pf_lines) {
+                                [[maybe_unused]] NextChunkPrefetch pf) {
   static_assert(!Fmt<V>::kMini, "calibrated codes are integers");
 #if HWY_TARGET != HWY_SCALAR
   const std::size_t lanes = hn::Lanes(hn::ScalableTag<float>());
@@ -2777,10 +2792,10 @@ HWY_INLINE void CalibratedChunk(const float* HWY_RESTRICT xr, std::size_t c0, st
       hn::StoreU(bytes, d8, fields + v * lanes);
     };
     switch (VectorsPerBlockLog2(b, lanes)) {
-      case 0: return CalibratedCodes<V, 0>(xr + c0, nv, es, rs, fields, nan_acc, pf, pf_lines, store);
-      case 1: return CalibratedCodes<V, 1>(xr + c0, nv, es, rs, fields, nan_acc, pf, pf_lines, store);
-      case 2: return CalibratedCodes<V, 2>(xr + c0, nv, es, rs, fields, nan_acc, pf, pf_lines, store);
-      case 3: return CalibratedCodes<V, 3>(xr + c0, nv, es, rs, fields, nan_acc, pf, pf_lines, store);
+      case 0: return CalibratedCodes<V, 0>(xr + c0, nv, es, rs, fields, nan_acc, pf, store);
+      case 1: return CalibratedCodes<V, 1>(xr + c0, nv, es, rs, fields, nan_acc, pf, store);
+      case 2: return CalibratedCodes<V, 2>(xr + c0, nv, es, rs, fields, nan_acc, pf, store);
+      case 3: return CalibratedCodes<V, 3>(xr + c0, nv, es, rs, fields, nan_acc, pf, store);
       default: break;
     }
   }
@@ -2815,8 +2830,9 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   // QuantizeVecRcp), 0 is what the minifloat loops test for.
   const float none = F::kMini ? 0.0f : std::numeric_limits<float>::quiet_NaN();
   const bool stream = g.rows * job.pack.row_bytes >= kStreamBytes;
-  // The codes pass prefetches the next chunk into L2, the maxima pass its own input into L1.
+  // The codes pass prefetches the next chunk into L1 or L2, the maxima pass its own input into L1.
   const bool far = g.rows * g.n * sizeof(float) >= kFarPrefetchBytes;
+  const bool pf_l1 = far && detail::ChunkPrefetchL1(HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL);
   // The maxima pass loads aligned vectors from input that is not (AbsMaxGroupsAnyShift), in the
   // caches: with far prefetches (from DRAM) it keeps the unaligned form measured before.
   const bool aligned = g.rows * g.n * sizeof(float) > kAlignedMaximaBytes && !far;
@@ -2856,19 +2872,23 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       // every line 1.0.) Into L2 only: on the Zen 4 of session 14, into L1 they held its miss
       // buffers and ran at 0.65 of the ceiling. Until session 14 only streamed outputs (inputs of
       // 64 MiB and more) prefetched, which left 16 to 64 MiB without (see optimized/README.md).
+      // Into L1 or L2 as ChunkPrefetchL1 says, read once above: on the Zen 5 of session 45, L1
+      // on the AVX-512 targets (optimized.h, set_chunk_prefetch).
       const std::size_t ahead = c1 + kPrefetch;
-      const std::size_t pf_lines = far && ahead <= last ? std::min((c1 - c0) / 16, (last - ahead) / 16 + 1) : 0;
-      const float* const pf = pf_lines > 0 ? xr + ahead : nullptr;
+      NextChunkPrefetch pf;
+      pf.lines = far && ahead <= last ? std::min((c1 - c0) / 16, (last - ahead) / 16 + 1) : 0;
+      pf.at = pf.lines > 0 ? xr + ahead : nullptr;
+      pf.l1 = pf_l1;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
       if constexpr (!F::kMini) {
         if (direct) {
           if (!f.saturated()) {
             const std::size_t nv = (c1 - c0) / hn::Lanes(di);
             switch (shift) {
-              case 0: CalibratedCodes<V, 0>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, pf_lines, put); break;
-              case 1: CalibratedCodes<V, 1>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, pf_lines, put); break;
-              case 2: CalibratedCodes<V, 2>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, pf_lines, put); break;
-              default: CalibratedCodes<V, 3>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, pf_lines, put); break;
+              case 0: CalibratedCodes<V, 0>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, put); break;
+              case 1: CalibratedCodes<V, 1>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, put); break;
+              case 2: CalibratedCodes<V, 2>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, put); break;
+              default: CalibratedCodes<V, 3>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, put); break;
             }
           } else {
             QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fieldbuf, effrow, last, nan_acc, rcp, f.every());
@@ -2882,7 +2902,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       bool calibrated = false;  // the kCalibrated codes (QuantizeVecRcp) apply
       if constexpr (!F::kMini) {
         calibrated = !f.saturated();
-        if (calibrated) CalibratedChunk<V>(xr, c0, c1, b, j0, eff, rcp, f.every(), fields, effrow, last, nan_acc, pf, pf_lines);
+        if (calibrated) CalibratedChunk<V>(xr, c0, c1, b, j0, eff, rcp, f.every(), fields, effrow, last, nan_acc, pf);
       }
       if (!calibrated) QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fields, effrow, last, nan_acc, rcp, f.every());
       CommitFields(out, fieldbuf, c1 - c0, job.pack);

@@ -1764,6 +1764,15 @@ TEST_P(Diff, StreamedLargeOutputs) {
   }
 }
 
+// Sets calibrate+quantize's next-chunk prefetches (opt::set_chunk_prefetch) for a scope, then back
+// to automatic.
+struct ChunkPrefetchScope {
+  explicit ChunkPrefetchScope(opt::ChunkPrefetch mode) { opt::set_chunk_prefetch(mode); }
+  ~ChunkPrefetchScope() { opt::set_chunk_prefetch(opt::ChunkPrefetch::automatic); }
+  ChunkPrefetchScope(const ChunkPrefetchScope&) = delete;
+  ChunkPrefetchScope& operator=(const ChunkPrefetchScope&) = delete;
+};
+
 // Sets the far prefetches (opt::set_far_prefetch) for a scope, then back to automatic.
 struct FarPrefetchScope {
   explicit FarPrefetchScope(opt::FarPrefetch mode) { opt::set_far_prefetch(mode); }
@@ -2017,8 +2026,14 @@ TEST_P(Diff, LargeStorage) {
         check(opt::quantize_into(s, shape, data, ref.p.scales, ref.p.global, out, std::nullopt, target_),
               far == opt::FarPrefetch::on ? "quantize_into, far prefetches on" : "quantize_into, far prefetches off");
       }
-      std::fill(buf.begin(), buf.end(), 0xA5);
-      check(opt::calibrate_quantize_into(s, shape, data, qc::Calibration::minmax, out, target_), "calibrate_quantize_into");
+      // calibrate_quantize_into's codes pass with its next-chunk prefetches into L1 and into L2.
+      for (const opt::ChunkPrefetch level : {opt::ChunkPrefetch::l1, opt::ChunkPrefetch::l2}) {
+        const ChunkPrefetchScope scope(level);
+        std::fill(buf.begin(), buf.end(), 0xA5);
+        check(opt::calibrate_quantize_into(s, shape, data, qc::Calibration::minmax, out, target_),
+              level == opt::ChunkPrefetch::l1 ? "calibrate_quantize_into, next chunk into L1"
+                                              : "calibrate_quantize_into, next chunk into L2");
+      }
     }
     // A NaN near the end: most of the stream has gone out, and the reference's error comes back.
     data[large_nan_at(kLargeSpecs[c])] = std::numeric_limits<float>::quiet_NaN();
@@ -2068,6 +2083,40 @@ TEST(FarPrefetch, Modes) {
   if (vendor.empty()) GTEST_SKIP() << "no vendor_id in /proc/cpuinfo";
   vendor.erase(0, vendor.find_first_not_of(" \t"));
   EXPECT_EQ(opt::far_prefetch(), vendor == "GenuineIntel") << "vendor " << vendor;
+}
+
+// The next-chunk prefetches' switch: l1 and l2 on every supported target as set, and `automatic`
+// L1 exactly on the AVX-512 targets (avx3, avx3_dl) of AMD CPUs of family 26 and later, as the
+// kernel's /proc/cpuinfo names vendor and family (Linux; elsewhere that part is skipped).
+TEST(ChunkPrefetch, Modes) {
+  std::vector<std::int64_t> supported;
+  for (const opt::Target& t : opt::targets()) {
+    if (t.supported) supported.push_back(t.bits);
+  }
+  ASSERT_FALSE(supported.empty());
+  {
+    const ChunkPrefetchScope l1(opt::ChunkPrefetch::l1);
+    for (const std::int64_t t : supported) EXPECT_TRUE(opt::chunk_prefetch_l1(t)) << opt::target_name(t);
+    EXPECT_TRUE(opt::chunk_prefetch_l1());
+    const ChunkPrefetchScope l2(opt::ChunkPrefetch::l2);
+    for (const std::int64_t t : supported) EXPECT_FALSE(opt::chunk_prefetch_l1(t)) << opt::target_name(t);
+    EXPECT_FALSE(opt::chunk_prefetch_l1());
+  }
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, vendor, family;
+  while ((vendor.empty() || family.empty()) && std::getline(cpuinfo, line)) {
+    const std::string value = line.substr(line.find(':') + 1);
+    if (line.starts_with("vendor_id")) vendor = value;
+    if (line.starts_with("cpu family")) family = value;
+  }
+  if (vendor.empty() || family.empty()) GTEST_SKIP() << "no vendor_id or cpu family in /proc/cpuinfo";
+  vendor.erase(0, vendor.find_first_not_of(" \t"));
+  const bool zen5 = vendor == "AuthenticAMD" && std::stoi(family) >= 26;
+  for (const std::int64_t t : supported) {
+    const std::string name = opt::target_name(t);
+    EXPECT_EQ(opt::chunk_prefetch_l1(t), zen5 && (name == "avx3" || name == "avx3_dl"))
+        << name << ", vendor " << vendor << ", family" << family;
+  }
 }
 
 // Results do not depend on the caller's MXCSR (rounding mode, FTZ, DAZ), and the caller gets it

@@ -30,8 +30,9 @@ inline constexpr std::size_t kMaxOffset = 60;
 // rounds over the whole run, each made of timed batches of calls of about 50 us, and reports the
 // median over its batches of the time per call (the mean goes to stderr); the DRAM size runs a
 // fixed few iterations, each optimized one paired with a ceiling pass (the ratio: their median).
-// Buffers at `offset` bytes past a 64-byte boundary (above). The far prefetches run as
-// qconform::optimized::set_far_prefetch last set them (the run says which way on stderr).
+// Buffers at `offset` bytes past a 64-byte boundary (above). The far prefetches and
+// calibrate+quantize's next-chunk prefetches run as qconform::optimized::set_far_prefetch and
+// set_chunk_prefetch last set them (the run says which way on stderr, the latter per target).
 // Returns 0, or 1 when nothing matched, a run failed or the offset is not a multiple of 4 up to
 // kMaxOffset.
 int run(bool json, double min_time_seconds, std::string_view filter, std::size_t offset = 0);
@@ -42,6 +43,15 @@ inline std::optional<optimized::FarPrefetch> far_prefetch_mode(std::string_view 
   if (name == "auto") return optimized::FarPrefetch::automatic;
   if (name == "on") return optimized::FarPrefetch::on;
   if (name == "off") return optimized::FarPrefetch::off;
+  return std::nullopt;
+}
+
+// The next-chunk prefetch mode a command line names (`--chunk-prefetch` of qconform_benchmarks and
+// of `qconform bench`): "auto", "l1" or "l2"; nullopt for any other word.
+inline std::optional<optimized::ChunkPrefetch> chunk_prefetch_mode(std::string_view name) {
+  if (name == "auto") return optimized::ChunkPrefetch::automatic;
+  if (name == "l1") return optimized::ChunkPrefetch::l1;
+  if (name == "l2") return optimized::ChunkPrefetch::l2;
   return std::nullopt;
 }
 

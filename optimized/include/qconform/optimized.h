@@ -110,4 +110,19 @@ void set_far_prefetch(FarPrefetch mode);
 // Whether they are on now (`automatic` resolved for this CPU).
 [[nodiscard]] bool far_prefetch();
 
+// Where calibrate_quantize_into's codes pass prefetches the input of the chunk it quantizes next
+// (inputs of 16 MiB and more; the chunk's maxima pass then reads it): into L1 (prefetcht0) or
+// into L2 only (prefetcht1). No result depends on it. At 256 MiB, against the 4-to-1 ceiling: on
+// an AMD Zen 5, L1 gave 0.94 where L2 gave 0.85 on the AVX-512 targets (medians over 6 to 8
+// alternations), but 0.75 to 0.80 where L2 gave 0.81 to 0.86 on AVX2; on an Intel Emerald
+// Rapids Xeon L2 gave 0.95 and L1 0.86 (bench/README.md, sessions 42 and 45). `automatic`, the
+// default, takes L1 on the AVX-512 targets of AMD CPUs of family 26 (Zen 5) and later, and L2
+// everywhere else; `l1` and `l2` take that level on every target. Process-wide, like
+// set_far_prefetch.
+enum class ChunkPrefetch : std::uint8_t { automatic, l1, l2 };
+void set_chunk_prefetch(ChunkPrefetch mode);
+// Whether `target` (0: the best this CPU supports) prefetches into L1 now (`automatic` resolved
+// for this CPU).
+[[nodiscard]] bool chunk_prefetch_l1(std::int64_t target = 0);
+
 }  // namespace qconform::optimized
