@@ -420,15 +420,22 @@ if(CASE STREQUAL "usage_bench_far_prefetch")
   expect_usage_error("sometimes")
 endif()
 
-if(CASE STREQUAL "bench_far_prefetch")
-  set(found TRUE)
-  # The run says on stderr which way the far prefetches went, as asked (one small row each).
-  foreach(mode IN ITEMS on off)
-    qrun("" bench --far-prefetch ${mode} --filter "^calq-q8s-b32-f16/16KiB/ceiling" --min-time 0.001)
+# `qconform bench OPTION VALUE` for each value after `err` (one small row each): exit 0, the row on
+# stdout, and stderr matching `err` with @VALUE@ replaced by the value (the run says how the
+# switch went).
+function(expect_bench_switch option err)
+  foreach(value IN LISTS ARGN)
+    qrun("" bench ${option} ${value} --filter "^calq-q8s-b32-f16/16KiB/ceiling" --min-time 0.001)
     expect_rc(0)
-    expect_err("far prefetches ${mode};")
+    string(REPLACE "@VALUE@" "${value}" want "${err}")
+    expect_err("${want}")
     expect_out("calq-q8s-b32-f16 +16KiB +ceiling")
   endforeach()
+endfunction()
+
+if(CASE STREQUAL "bench_far_prefetch")
+  set(found TRUE)
+  expect_bench_switch(--far-prefetch "far prefetches @VALUE@;" on off)
 endif()
 
 if(CASE STREQUAL "usage_bench_chunk_prefetch")
@@ -439,13 +446,8 @@ endif()
 
 if(CASE STREQUAL "bench_chunk_prefetch")
   set(found TRUE)
-  # The run names each supported target's level for the next-chunk prefetches: every one as asked.
-  foreach(level IN ITEMS l1 l2)
-    qrun("" bench --chunk-prefetch ${level} --filter "^calq-q8s-b32-f16/16KiB/ceiling" --min-time 0.001)
-    expect_rc(0)
-    expect_err("next-chunk prefetch level: ([a-z0-9_]+ ${level}(, )?)+\n")
-    expect_out("calq-q8s-b32-f16 +16KiB +ceiling")
-  endforeach()
+  # Each supported target's level is named, and every one is as asked.
+  expect_bench_switch(--chunk-prefetch "next-chunk prefetch level: ([a-z0-9_]+ @VALUE@(, )?)+\n" l1 l2)
 endif()
 
 if(CASE STREQUAL "usage_bad_hex_digit")
