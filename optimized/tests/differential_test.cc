@@ -1764,22 +1764,31 @@ TEST_P(Diff, StreamedLargeOutputs) {
   }
 }
 
-// Sets calibrate+quantize's next-chunk prefetches (opt::set_chunk_prefetch) for a scope, then back
-// to automatic.
-struct ChunkPrefetchScope {
-  explicit ChunkPrefetchScope(opt::ChunkPrefetch mode) { opt::set_chunk_prefetch(mode); }
-  ~ChunkPrefetchScope() { opt::set_chunk_prefetch(opt::ChunkPrefetch::automatic); }
-  ChunkPrefetchScope(const ChunkPrefetchScope&) = delete;
-  ChunkPrefetchScope& operator=(const ChunkPrefetchScope&) = delete;
+// Sets a process-wide prefetch switch (`kSet`: opt::set_far_prefetch, opt::set_chunk_prefetch)
+// for a scope, then back to automatic.
+template <class Mode, void (*kSet)(Mode)>
+struct SwitchScope {
+  explicit SwitchScope(Mode mode) { kSet(mode); }
+  ~SwitchScope() { kSet(Mode::automatic); }
+  SwitchScope(const SwitchScope&) = delete;
+  SwitchScope& operator=(const SwitchScope&) = delete;
 };
+using FarPrefetchScope = SwitchScope<opt::FarPrefetch, opt::set_far_prefetch>;
+using ChunkPrefetchScope = SwitchScope<opt::ChunkPrefetch, opt::set_chunk_prefetch>;
 
-// Sets the far prefetches (opt::set_far_prefetch) for a scope, then back to automatic.
-struct FarPrefetchScope {
-  explicit FarPrefetchScope(opt::FarPrefetch mode) { opt::set_far_prefetch(mode); }
-  ~FarPrefetchScope() { opt::set_far_prefetch(opt::FarPrefetch::automatic); }
-  FarPrefetchScope(const FarPrefetchScope&) = delete;
-  FarPrefetchScope& operator=(const FarPrefetchScope&) = delete;
-};
+// The value of the first line of /proc/cpuinfo named `field` ("vendor_id", "cpu family"),
+// without the blanks before it; empty when there is none (not Linux, or no such line).
+std::string cpuinfo_field(std::string_view field) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (!line.starts_with(field)) continue;
+    std::string value = line.substr(line.find(':') + 1);
+    value.erase(0, value.find_first_not_of(" \t"));
+    return value;
+  }
+  return {};
+}
 
 // Diff.LargeStorage's inputs: storage of 16 MiB and more, where quantize_into and the fused
 // calibrate_quantize_into stream their stores. The data are normal with the given sigma.
@@ -2075,13 +2084,8 @@ TEST(FarPrefetch, Modes) {
     const FarPrefetchScope off(opt::FarPrefetch::off);
     EXPECT_FALSE(opt::far_prefetch());
   }
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line, vendor;
-  while (vendor.empty() && std::getline(cpuinfo, line)) {
-    if (line.starts_with("vendor_id")) vendor = line.substr(line.find(':') + 1);
-  }
+  const std::string vendor = cpuinfo_field("vendor_id");
   if (vendor.empty()) GTEST_SKIP() << "no vendor_id in /proc/cpuinfo";
-  vendor.erase(0, vendor.find_first_not_of(" \t"));
   EXPECT_EQ(opt::far_prefetch(), vendor == "GenuineIntel") << "vendor " << vendor;
 }
 
@@ -2102,20 +2106,13 @@ TEST(ChunkPrefetch, Modes) {
     for (const std::int64_t t : supported) EXPECT_FALSE(opt::chunk_prefetch_l1(t)) << opt::target_name(t);
     EXPECT_FALSE(opt::chunk_prefetch_l1());
   }
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line, vendor, family;
-  while ((vendor.empty() || family.empty()) && std::getline(cpuinfo, line)) {
-    const std::string value = line.substr(line.find(':') + 1);
-    if (line.starts_with("vendor_id")) vendor = value;
-    if (line.starts_with("cpu family")) family = value;
-  }
+  const std::string vendor = cpuinfo_field("vendor_id"), family = cpuinfo_field("cpu family");
   if (vendor.empty() || family.empty()) GTEST_SKIP() << "no vendor_id or cpu family in /proc/cpuinfo";
-  vendor.erase(0, vendor.find_first_not_of(" \t"));
   const bool zen5 = vendor == "AuthenticAMD" && std::stoi(family) >= 26;
   for (const std::int64_t t : supported) {
     const std::string name = opt::target_name(t);
     EXPECT_EQ(opt::chunk_prefetch_l1(t), zen5 && (name == "avx3" || name == "avx3_dl"))
-        << name << ", vendor " << vendor << ", family" << family;
+        << name << ", vendor " << vendor << ", family " << family;
   }
 }
 
