@@ -1,5 +1,6 @@
 // Plain job descriptions passed from the dispatching wrappers (optimized.cc) to the per-target
-// kernels (quantize-inl.h), and the scalar helpers both share. No SIMD types.
+// kernels (quantize-inl.h), and the scalar helpers both share. No SIMD types (Highway's target
+// bits only).
 #pragma once
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "hwy/detect_targets.h"
 #include "qconform/reference.h"
 
 namespace qconform::optimized::detail {
@@ -30,10 +32,11 @@ inline bool FarPrefetchOn() {
 // kernel asks while it is 0. Read once per call.
 inline std::atomic<std::uint8_t> g_chunk_prefetch{0};
 std::uint8_t DecideChunkPrefetch();
-inline bool ChunkPrefetchL1(bool avx512) {
+// Whether the kernels of `target` (Highway target bits) prefetch the next chunk into L1 now.
+inline bool ChunkPrefetchL1(std::int64_t target) {
   std::uint8_t m = g_chunk_prefetch.load(std::memory_order_relaxed);
   if (m == 0) m = DecideChunkPrefetch();
-  return m == 3 || (m == 1 && avx512);
+  return m == 3 || (m == 1 && (target & (HWY_AVX3 | HWY_AVX3_DL)) != 0);
 }
 
 // Rows are the lines along the last axis of a row-major tensor (rank 0: one row of one element).

@@ -936,7 +936,7 @@ void set_chunk_prefetch(ChunkPrefetch mode) {
 }
 
 bool chunk_prefetch_l1(std::int64_t target) {
-  return detail::ChunkPrefetchL1((resolve(target) & (HWY_AVX3 | HWY_AVX3_DL)) != 0);
+  return detail::ChunkPrefetchL1(resolve(target));
 }
 
 namespace detail {

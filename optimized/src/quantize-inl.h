@@ -2832,7 +2832,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   const bool stream = g.rows * job.pack.row_bytes >= kStreamBytes;
   // The codes pass prefetches the next chunk into L1 or L2, the maxima pass its own input into L1.
   const bool far = g.rows * g.n * sizeof(float) >= kFarPrefetchBytes;
-  const bool pf_l1 = far && detail::ChunkPrefetchL1(HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL);
+  const bool pf_l1 = far && detail::ChunkPrefetchL1(HWY_TARGET);
   // The maxima pass loads aligned vectors from input that is not (AbsMaxGroupsAnyShift), in the
   // caches: with far prefetches (from DRAM) it keeps the unaligned form measured before.
   const bool aligned = g.rows * g.n * sizeof(float) > kAlignedMaximaBytes && !far;
@@ -2869,11 +2869,11 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       // chunk's input lines, kPrefetch ahead, every one of them: without them memory idles while
       // the codes are computed. (Session 12's one line per four vectors was enough on the Xeon;
       // on the EPYC of session 13, paired with the ceiling at 256 MiB, it gave 0.70 of it and
-      // every line 1.0.) Into L2 only: on the Zen 4 of session 14, into L1 they held its miss
-      // buffers and ran at 0.65 of the ceiling. Until session 14 only streamed outputs (inputs of
-      // 64 MiB and more) prefetched, which left 16 to 64 MiB without (see optimized/README.md).
-      // Into L1 or L2 as ChunkPrefetchL1 says, read once above: on the Zen 5 of session 45, L1
-      // on the AVX-512 targets (optimized.h, set_chunk_prefetch).
+      // every line 1.0.) Until session 14 only streamed outputs (inputs of 64 MiB and more)
+      // prefetched, which left 16 to 64 MiB without (see optimized/README.md). Into L1 or L2 as
+      // ChunkPrefetchL1 says, read once above: L2 on most CPUs (on the Zen 4 of session 14, into
+      // L1 they held its miss buffers and ran at 0.65 of the ceiling), L1 on the AVX-512 targets
+      // of the Zen 5 of session 45 (optimized.h, set_chunk_prefetch).
       const std::size_t ahead = c1 + kPrefetch;
       NextChunkPrefetch pf;
       pf.lines = far && ahead <= last ? std::min((c1 - c0) / 16, (last - ahead) / 16 + 1) : 0;
