@@ -3137,25 +3137,98 @@ HWY_INLINE void DequantizeTail(D d, const std::uint8_t* HWY_RESTRICT fields, con
   StoreFirstLanes(d, DequantizeValue<V, kBytes, kNibbles, kF16>(d, fb, cb, ev, bounds), r, out);
 }
 
+// The checks of one-byte fields (per_byte 1, or unpacked into a chunk buffer) that the direct path
+// of DequantizeRowsT makes on whole vectors of bytes, the fields of four float vectors at a time,
+// where DequantizeValue's CodeBounds take a minimum or maximum per float vector: `hi`, the
+// fields' unsigned maximum (kBits < 8: no bits above the value's width); `lo`, the integer
+// codes' signed minimum (q8s, q4s, q2s, whose least code is excluded); `mag`, the minifloat
+// magnitudes' unsigned maximum (e4m3, e5m2: no NaN or Inf code). The same verdict as
+// CodesCanonical's on the same fields. The float vectors are then decoded without bounds (those
+// of DequantizeValue left unused, so compiled away): 2 to 4 fewer operations per vector, and at
+// 256 MiB on the Zen 5 of session 46 every operation per vector cost about 2 % of the ceiling
+// (bench/README.md).
+template <Value V>
+struct FieldBytes {
+  using F = Fmt<V>;
+  using D8 = hn::ScalableTag<std::uint8_t>;
+  using DS8 = hn::ScalableTag<std::int8_t>;
+  static constexpr bool kHi = F::kBits < 8;
+  static constexpr bool kLo = !F::kMini && F::kLo > -static_cast<float>(1u << (F::kBits - 1));
+  static constexpr bool kMag = F::kMini && F::kMaxCode < F::kMagMask;
+  // Zero to start with, as CodeBounds: code 0 is canonical. (A constructor of its own: an
+  // implicit one is compiled without the target's attributes.)
+  FieldBytes() : hi(hn::Zero(D8())), mag(hn::Zero(D8())), lo(hn::Zero(DS8())) {}
+  hn::Vec<D8> hi, mag;
+  hn::Vec<DS8> lo;
+
+  // The kCount fields at p, a whole number of byte vectors.
+  template <std::size_t kCount>
+  HWY_INLINE void Add(const std::uint8_t* HWY_RESTRICT p) {
+    const D8 d8;
+    const DS8 ds8;
+    static_assert(kCount % hn::MaxLanes(D8()) == 0);
+    for (std::size_t k = 0; k < kCount; k += hn::MaxLanes(d8)) {
+      const auto f = hn::LoadU(d8, p + k);
+      if constexpr (kHi) hi = hn::Max(hi, f);
+      if constexpr (kMag) mag = hn::Max(mag, hn::And(f, hn::Set(d8, static_cast<std::uint8_t>(F::kMagMask))));
+      if constexpr (kLo) {
+        auto code = hn::BitCast(ds8, f);
+        if constexpr (F::kBits < 8) {
+          const auto sign = hn::Set(ds8, static_cast<std::int8_t>(1 << (F::kBits - 1)));
+          code = hn::Sub(hn::Xor(code, sign), sign);  // sign-extend the field (wraps only when hi fails)
+        }
+        lo = hn::Min(lo, code);
+      }
+    }
+  }
+  [[nodiscard]] bool Ok() const {
+    constexpr std::size_t kMax = HWY_MAX_BYTES;
+    alignas(HWY_MAX_BYTES) std::uint8_t h[kMax], m[kMax];
+    alignas(HWY_MAX_BYTES) std::int8_t l[kMax];
+    hn::Store(hi, D8(), h);
+    hn::Store(mag, D8(), m);
+    hn::Store(lo, DS8(), l);
+    bool ok = true;
+    for (std::size_t k = 0; k < hn::Lanes(D8()); ++k) {
+      ok = ok && (!kHi || h[k] <= F::kMask) && (!kMag || m[k] <= F::kMaxCode) &&
+           (!kLo || static_cast<float>(l[k]) >= F::kLo);
+    }
+    return ok;
+  }
+};
+
+// FieldBytes' place where the fields are not checked a vector of bytes at a time (codes, or
+// AVX2's nibbles): nothing.
+struct NoFieldBytes {
+  template <std::size_t kCount>
+  HWY_INLINE void Add(const std::uint8_t* HWY_RESTRICT) {}
+  [[nodiscard]] static bool Ok() { return true; }
+};
+
 // The direct path of DequantizeRowsT: a chunk's whole vectors v, ..., nv - 1, each made by
-// `at(v, bounds)` and merged into the aligned vector it completes, which goes to
-// dst + (v - 1) * lanes by a streaming store, made as DequantizeRowsT's `out_mode` (kMode) says,
-// with its `rot` and `low`. `held`, the vector not yet stored (rotated in mode 2), comes in and
-// goes out.
+// `at(v, bounds)` (or, four at a time from a multiple of 4, by `at4(v, bounds, c)` after
+// `check(fields, v)`) and merged into the
+// aligned vector it completes, which goes to dst + (v - 1) * lanes by a streaming store, made as
+// DequantizeRowsT's `out_mode` (kMode) says, with its `rot` and `low`. `held`, the vector not yet
+// stored (rotated in mode 2), comes in and goes out, as do `bounds` and `fields`.
 // Four vectors are decoded before their four stores go out back to back: 2 to 7 % less time than
 // a store after each decode at 256 MiB on the Zen 5 of session 43, 0.01 to 0.04 closer to the
-// ceiling on average in session 44 (bench/README.md). This is a function of its own, and `at`
-// forced inline and capturing by value, so that the paths that do not stream keep their code:
-// written inside DequantizeRowsT's lambdas the burst changed what GCC inlined there (e4m3
-// per-tensor three times slower in L1), and a closure holding references to the chunk's locals
-// made those loops reload them after every store.
-template <int kMode, class D, class At, class B, class Idx, class M>
-HWY_NOINLINE void StreamChunk(D d, const At& at, B& bounds, std::size_t v, std::size_t nv, float* HWY_RESTRICT dst,
-                              hn::Vec<D>& held, Idx rot, M low) {
+// ceiling on average in session 44 (bench/README.md). This is a function of its own, and its
+// callables forced inline, capturing by value and copied here, so that the paths that do not
+// stream keep their code: written inside DequantizeRowsT's lambdas the burst changed what GCC
+// inlined there (e4m3 per-tensor three times slower in L1), and captures or states reached
+// through references were reloaded after every store (a store of vectors may alias anything).
+template <int kMode, class D, class At, class At4, class Check, class B, class FB, class Idx, class M>
+HWY_NOINLINE void StreamChunk(D d, const At& at_ref, const At4& at4_ref, const Check& check_ref, B& bounds, FB& fields,
+                              std::size_t v, std::size_t nv, float* HWY_RESTRICT dst, hn::Vec<D>& held, Idx rot, M low) {
   const std::size_t lanes = hn::Lanes(d);
-  // Locals, kept in registers: the output's streaming stores could alias what the references name.
+  // Locals, kept in registers.
+  const At at = at_ref;
+  const At4 at4 = at4_ref;
+  const Check check = check_ref;
   auto last = held;
   B b = bounds;
+  FB f = fields;
   const auto rotation = Hidden(rot);
   // (Not std::exchange: its instantiation is compiled without this target's attributes, and at
   // -O0, where it stays a call, a vector returned from it takes the other calling convention.)
@@ -3174,9 +3247,14 @@ HWY_NOINLINE void StreamChunk(D d, const At& at, B& bounds, std::size_t v, std::
       return hn::IfThenElse(low, before, last);
     }
   };
+  // Groups from a multiple of 4 (the tensor's first chunk starts at v = 1), so that a group of
+  // blocks of 4 or more vectors lies in one block.
+  for (; v % 4 != 0 && v < nv; ++v) hn::Stream(aligned(at(v, b)), d, dst + v * lanes - lanes);
   for (; v + 4 <= nv; v += 4) {
-    const auto c0 = at(v, b), c1 = at(v + 1, b), c2 = at(v + 2, b), c3 = at(v + 3, b);
-    const auto a0 = aligned(c0), a1 = aligned(c1), a2 = aligned(c2), a3 = aligned(c3);
+    check(f, v);
+    hn::Vec<D> c[4];
+    at4(v, b, c);
+    const auto a0 = aligned(c[0]), a1 = aligned(c[1]), a2 = aligned(c[2]), a3 = aligned(c[3]);
     float* HWY_RESTRICT p = dst + v * lanes - lanes;
     hn::Stream(a0, d, p);
     hn::Stream(a1, d, p + lanes);
@@ -3186,6 +3264,7 @@ HWY_NOINLINE void StreamChunk(D d, const At& at, B& bounds, std::size_t v, std::
   for (; v < nv; ++v) hn::Stream(aligned(at(v, b)), d, dst + v * lanes - lanes);
   held = last;
   bounds = b;
+  fields = f;
 }
 
 template <Value V, bool kBytes, bool kNibbles = false>
@@ -3197,11 +3276,15 @@ bool DequantizeRowsT(const DequantizeJob& job) {
     if (job.pack.per_byte == 2 && (g.b % 2 == 0 || g.b >= g.n)) return DequantizeRowsT<V, true, true>(job);
   }
 #endif
-  const hn::ScalableTag<float> d;
+  using D = hn::ScalableTag<float>;
+  const D d;
   const std::size_t lanes = hn::Lanes(d);
   using DI = hn::RebindToSigned<hn::ScalableTag<float>>;
   const DI di;
   CodeBounds<DI> bad(di);
+  // One-byte fields checked a vector of bytes at a time (the direct path's whole groups).
+  using FB = std::conditional_t<kBytes && !kNibbles, FieldBytes<V>, NoFieldBytes>;
+  FB field_bytes;
   bool padding_ok = true;
   alignas(64) std::uint8_t fieldbuf[kChunk];
   alignas(64) float effrow[kChunk];
@@ -3281,12 +3364,61 @@ bool DequantizeRowsT(const DequantizeJob& job) {
         constexpr bool kF = decltype(f16)::value;
         auto scaled = [](float v) { return kF ? v * kF16Factor : v; };
         if (direct) {
-          // Whole vectors: blocks of whole vectors from c0, or one block for all of the row.
-          auto at = [d, fields_at, codes_at, scaled, eff, shift, lanes, c0](std::size_t v, CodeBounds<DI>& bounds)
+          // Whole vectors: blocks of whole vectors from c0, vector v's scale that of block
+          // v >> shift, or one block for all of the row (v >> 62 is 0). kF: the scales multiplied
+          // first, each once (effrow is free on this path).
+          const int sh = shift >= 0 ? shift : 62;
+          const float* es = eff;
+          if constexpr (kF) {
+            const std::size_t nb = ((c1 - c0) / lanes - 1 >> sh) + 1;
+            for (std::size_t k = 0; k < nb; ++k) effrow[k] = scaled(eff[k]);
+            es = effrow;
+          }
+          auto at = [d, fields_at, codes_at, es, sh, lanes, c0](std::size_t v, CodeBounds<DI>& bounds)
                         QCONFORM_INLINE_LAMBDA {
             const std::size_t i = c0 + v * lanes;
-            const float s = scaled(shift >= 0 ? eff[v >> shift] : eff[0]);
-            return DequantizeValue<V, kBytes, kNibbles, kF>(d, fields_at(i), codes_at(i), hn::Set(d, s), bounds);
+            return DequantizeValue<V, kBytes, kNibbles, kF>(d, fields_at(i), codes_at(i), hn::Set(d, es[v >> sh]), bounds);
+          };
+          // Groups of four vectors from a multiple of 4: one-byte fields checked as bytes
+          // (FieldBytes), then decoded without bounds, a scale broadcast once per block; other
+          // codes as `at`.
+          constexpr bool kFieldBytes = kBytes && !kNibbles;
+          auto at4 = [d, at, fields, es, sh, lanes](std::size_t v, CodeBounds<DI>& bounds, hn::Vec<D>(&c)[4])
+                         QCONFORM_INLINE_LAMBDA {
+            if constexpr (kFieldBytes) {
+              CodeBounds<DI> unused{DI()};
+              const std::uint8_t* HWY_RESTRICT f = fields + v * lanes;
+              auto decode = [&](std::size_t k, hn::Vec<D> s) QCONFORM_INLINE_LAMBDA {
+                c[k] = DequantizeValue<V, true, false, kF>(d, f + k * lanes, nullptr, s, unused);
+              };
+              // (Written out: GCC keeps a loop of four rolled, with c in memory.)
+              if (sh >= 2) {
+                const auto s = hn::Set(d, es[v >> sh]);
+                decode(0, s);
+                decode(1, s);
+                decode(2, s);
+                decode(3, s);
+              } else if (sh == 1) {
+                const auto s0 = hn::Set(d, es[v >> 1]), s1 = hn::Set(d, es[(v >> 1) + 1]);
+                decode(0, s0);
+                decode(1, s0);
+                decode(2, s1);
+                decode(3, s1);
+              } else {
+                decode(0, hn::Set(d, es[v]));
+                decode(1, hn::Set(d, es[v + 1]));
+                decode(2, hn::Set(d, es[v + 2]));
+                decode(3, hn::Set(d, es[v + 3]));
+              }
+            } else {
+              c[0] = at(v, bounds);
+              c[1] = at(v + 1, bounds);
+              c[2] = at(v + 2, bounds);
+              c[3] = at(v + 3, bounds);
+            }
+          };
+          auto check = [fields, lanes](FB& f, std::size_t v) QCONFORM_INLINE_LAMBDA {
+            f.template Add<4 * hn::MaxLanes(D())>(Offset<kFieldBytes>(fields, v * lanes));
           };
           std::size_t v = 0;
           if (r == 0 && c0 == 0) {
@@ -3298,13 +3430,13 @@ bool DequantizeRowsT(const DequantizeJob& job) {
           // on the tensor's first chunk, so never before the output.)
           const std::size_t nv = (c1 - c0) / lanes;
           if (out_mode == 0) {
-            StreamChunk<0>(d, at, bad, v, nv, out + c0 + h, prev, rot, low);
+            StreamChunk<0>(d, at, at4, check, bad, field_bytes, v, nv, out + c0 + h, prev, rot, low);
 #if HWY_TARGET != HWY_SCALAR
           } else if (out_mode == 1) {
-            StreamChunk<1>(d, at, bad, v, nv, out + c0 + h, prev, rot, low);
+            StreamChunk<1>(d, at, at4, check, bad, field_bytes, v, nv, out + c0 + h, prev, rot, low);
 #endif
           } else {
-            StreamChunk<2>(d, at, bad, v, nv, out + c0 + h, prev, rot, low);
+            StreamChunk<2>(d, at, at4, check, bad, field_bytes, v, nv, out + c0 + h, prev, rot, low);
           }
           return;
         }
@@ -3358,7 +3490,7 @@ bool DequantizeRowsT(const DequantizeJob& job) {
     StoreFirstLanes(d, out_mode == 2 ? prev : hn::TableLookupLanes(prev, rot), lanes - h, job.out + (g.rows * g.n - (lanes - h)));
   }
   if (stream) hwy::FlushStream();
-  return padding_ok && CodesCanonical<V, kBytes>(di, bad);
+  return padding_ok && CodesCanonical<V, kBytes>(di, bad) && field_bytes.Ok();
 }
 
 // ------------------------------------------------------------------ lookup mode (SPEC §5)

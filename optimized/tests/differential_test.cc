@@ -1677,6 +1677,9 @@ TEST_P(Diff, StreamedLargeOutputs) {
         {"nvfp4", {2048, 2048}, -1, 16},  // every e2m1 byte is canonical
         {"value=q8s,block=8:f16", {2048, 2056}, 0x80, -128},  // whole vectors on 8 and 4 lanes only
         {"value=q8s,block=64:bf16", {1024, 4096}, 0x80, -128},
+        {"value=q4s,store=native,block=64:f32", {2048, 2048}, 0x10, 16},  // a bit above the width
+        {"value=q2s,store=native", {2048, 2048}, 0x02, -2},
+        {"value=e5m2", {2048, 2048}, 0xFC, 0x7C},  // -Inf; +Inf in the codes
     };
     std::vector<Large> out;
     for (const Spec& spec : specs) {
@@ -1745,7 +1748,10 @@ TEST_P(Diff, StreamedLargeOutputs) {
       expect_rejected(bad, qc::ErrorKind::invalid_scale, "scale " + std::to_string(k));
     }
     if (l.bad_byte < 0) continue;
-    for (std::size_t at : {lay.storage_bytes / 2 + 17, lay.storage_bytes - 1}) {
+    // In the middle, at each quarter of a 64-byte group of fields (the direct path checks one-byte
+    // fields a vector of bytes at a time), and at the end.
+    const std::size_t mid = lay.storage_bytes / 2 / 64 * 64;
+    for (std::size_t at : {mid, mid + 17, mid + 40, mid + 63, lay.storage_bytes - 1}) {
       std::vector<std::uint8_t> bad = l.bytes;
       bad[at] = static_cast<std::uint8_t>(l.bad_byte);
       expect_rejected(bad, qc::ErrorKind::invalid_code, "byte " + std::to_string(at));  // SPEC §7
