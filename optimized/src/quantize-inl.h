@@ -3207,10 +3207,10 @@ struct NoFieldBytes {
 
 // The direct path of DequantizeRowsT: a chunk's whole vectors v, ..., nv - 1, each made by
 // `at(v, bounds)` (or, four at a time from a multiple of 4, by `at4(v, bounds, c)` after
-// `check(fields, v)`) and merged into the
-// aligned vector it completes, which goes to dst + (v - 1) * lanes by a streaming store, made as
-// DequantizeRowsT's `out_mode` (kMode) says, with its `rot` and `low`. `held`, the vector not yet
-// stored (rotated in mode 2), comes in and goes out, as do `bounds` and `fields`.
+// `check(field_bytes, v)`) and merged into the aligned vector it completes, which goes to
+// dst + (v - 1) * lanes by a streaming store, made as DequantizeRowsT's `out_mode` (kMode) says,
+// with its `rot` and `low`. `held`, the vector not yet stored (rotated in mode 2), comes in and
+// goes out, as do `bounds` and `field_bytes`.
 // Four vectors are decoded before their four stores go out back to back: 2 to 7 % less time than
 // a store after each decode at 256 MiB on the Zen 5 of session 43, 0.01 to 0.04 closer to the
 // ceiling on average in session 44 (bench/README.md). This is a function of its own, and its
@@ -3219,7 +3219,7 @@ struct NoFieldBytes {
 // inlined there (e4m3 per-tensor three times slower in L1), and captures or states reached
 // through references were reloaded after every store (a store of vectors may alias anything).
 template <int kMode, class D, class At, class At4, class Check, class B, class FB, class Idx, class M>
-HWY_NOINLINE void StreamChunk(D d, const At& at_ref, const At4& at4_ref, const Check& check_ref, B& bounds, FB& fields,
+HWY_NOINLINE void StreamChunk(D d, const At& at_ref, const At4& at4_ref, const Check& check_ref, B& bounds, FB& field_bytes,
                               std::size_t v, std::size_t nv, float* HWY_RESTRICT dst, hn::Vec<D>& held, Idx rot, M low) {
   const std::size_t lanes = hn::Lanes(d);
   // Locals, kept in registers.
@@ -3228,7 +3228,7 @@ HWY_NOINLINE void StreamChunk(D d, const At& at_ref, const At4& at4_ref, const C
   const Check check = check_ref;
   auto last = held;
   B b = bounds;
-  FB f = fields;
+  FB f = field_bytes;
   const auto rotation = Hidden(rot);
   // (Not std::exchange: its instantiation is compiled without this target's attributes, and at
   // -O0, where it stays a call, a vector returned from it takes the other calling convention.)
@@ -3264,7 +3264,7 @@ HWY_NOINLINE void StreamChunk(D d, const At& at_ref, const At4& at4_ref, const C
   for (; v < nv; ++v) hn::Stream(aligned(at(v, b)), d, dst + v * lanes - lanes);
   held = last;
   bounds = b;
-  fields = f;
+  field_bytes = f;
 }
 
 template <Value V, bool kBytes, bool kNibbles = false>
@@ -3370,7 +3370,7 @@ bool DequantizeRowsT(const DequantizeJob& job) {
           const int sh = shift >= 0 ? shift : 62;
           const float* es = eff;
           if constexpr (kF) {
-            const std::size_t nb = ((c1 - c0) / lanes - 1 >> sh) + 1;
+            const std::size_t nb = (((c1 - c0) / lanes - 1) >> sh) + 1;
             for (std::size_t k = 0; k < nb; ++k) effrow[k] = scaled(eff[k]);
             es = effrow;
           }
@@ -3383,8 +3383,8 @@ bool DequantizeRowsT(const DequantizeJob& job) {
           // (FieldBytes), then decoded without bounds, a scale broadcast once per block; other
           // codes as `at`.
           constexpr bool kFieldBytes = kBytes && !kNibbles;
-          auto at4 = [d, at, fields, es, sh, lanes](std::size_t v, CodeBounds<DI>& bounds, hn::Vec<D>(&c)[4])
-                         QCONFORM_INLINE_LAMBDA {
+          // (By value, implicitly: each form uses some of d, at, fields, es, sh and lanes.)
+          auto at4 = [=](std::size_t v, CodeBounds<DI>& bounds, hn::Vec<D>(&c)[4]) QCONFORM_INLINE_LAMBDA {
             if constexpr (kFieldBytes) {
               CodeBounds<DI> unused{DI()};
               const std::uint8_t* HWY_RESTRICT f = fields + v * lanes;
