@@ -1718,6 +1718,25 @@ HWY_INLINE void QuantizeNibblesAvx2(const float* HWY_RESTRICT xr, std::size_t c0
 #endif  // QCONFORM_GROUP_KERNELS
 
 // Whether a kernel's `nan_acc` (the largest |x| bits it saw, or a NaN mark) holds no NaN.
+#if HWY_TARGET != HWY_SCALAR
+// The fields of whole vectors by the grid of QuantizeVecRcp's kCalibrated form, four vectors at a
+// time (defined below, with the argument).
+template <Value V, int kShift, bool kClamp = false, unsigned kPerByte = 1, class VU, class Sink>
+HWY_INLINE void GridCodes(const float* HWY_RESTRICT x, std::size_t nv, const float* HWY_RESTRICT eff,
+                          const float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT fields, VU& nan_acc,
+                          NextChunkPrefetch pf, Sink&& sink, std::size_t far_vectors = 0);
+#endif
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// Elements [c0, c1) of a row, whole vectors (whole groups of four when packed), blocks of 2^shift
+// vectors (62: one), nb of them from the chunk's first, scales eff: their fields at out, one per
+// byte or two (per_byte), by GridCodes' clamped form.
+template <Value V, class VU>
+HWY_INLINE void QuantizeGridChunk(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, int shift, std::size_t nb,
+                                  const float* HWY_RESTRICT eff, std::size_t last, unsigned per_byte,
+                                  std::uint8_t* HWY_RESTRICT out, VU& nan_acc);
+#endif
+
 template <class VI>
 HWY_INLINE bool NoNanRecorded(VI nan_acc) {
   const hn::DFromV<VI> di;
@@ -1752,6 +1771,18 @@ bool QuantizeRowsT(const QuantizeJob& job) {
 #else
   constexpr bool direct = false;
 #endif
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // Integer fields one per byte, or (AVX3_DL) 4-bit ones two per byte, in blocks of 1, 2, 4 or 8
+  // vectors or one block per row: GridCodes' clamped form (grid_shift: the block's vectors as a
+  // shift, 62 for one block, -1 for none of these).
+  [[maybe_unused]] int grid_shift = -1;
+  if constexpr (kBytes && !Fmt<V>::kMini) {
+    const int per_block = VectorsPerBlockLog2(g.b, 16);
+    if (job.pack.per_byte == 1 || (HWY_TARGET == HWY_AVX3_DL && job.pack.per_byte == 2 && Fmt<V>::kBits == 4)) {
+      grid_shift = per_block >= 0 && per_block <= 3 ? per_block : g.b >= g.n ? 62 : -1;
+    }
+  }
+#endif
   StorageStream out(job.storage, stream && !direct);
   RowWalker walker(g);
   for (std::size_t r = 0; r < g.rows; ++r, walker.next()) {
@@ -1778,6 +1809,13 @@ bool QuantizeRowsT(const QuantizeJob& job) {
             QuantizeChunk<V, kBytes>(xr, c0, c1, g.b, eff, j0, codes, fields, effrow, last, nan_acc, rcp, false);
             CommitFields(out, fieldbuf, c1 - c0, job.pack);
           }
+          continue;
+        }
+      }
+      if constexpr (kBytes && !Fmt<V>::kMini) {
+        if (grid_shift >= 0 && (c1 - c0) % (job.pack.per_byte == 1 ? 16 : 64) == 0) {
+          QuantizeGridChunk<V>(xr, c0, c1, grid_shift, (c1 - 1) / g.b - j0 + 1, eff, last, job.pack.per_byte, out.Next(), nan_acc);
+          out.Commit(PayloadBytes(c1 - c0, job.pack));
           continue;
         }
       }
@@ -2670,10 +2708,39 @@ HWY_INLINE hn::Vec<hn::Repartition<std::uint8_t, DU>> FourVectorFields(DU du, hn
 // same Xeon. Fields go to fields[0, nv * Lanes).
 // Line i < pf.lines of pf.at (64 bytes each) is prefetched along the way (into L1 or L2 as pf.l1
 // says), four vectors' worth of lines per four vectors.
-template <Value V, int kShift, class VU, class Sink>
-HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, const float* HWY_RESTRICT eff,
-                                const float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT fields, VU& nan_acc,
-                                [[maybe_unused]] NextChunkPrefetch pf, Sink&& sink) {
+//
+// kClamp (AVX-512, since session 47; CalibratedCodes until then): the same for given scales, which
+// bound nothing (quantize_into with integer values: QuantizeRowsT). Each sum is clamped to
+// [kGridLo, kGridHi] = M + [lo - 1/4, hi + 1/4] (M = kGridM; both on the grid of [512, 1024),
+// so exact), a minimum and a maximum per vector, NaN kept (vminps and vmaxps return their second
+// operand when either is NaN, and the sum is that operand). The argument (p = x * rcp exactly,
+// rcp = fl(1 / eff) normal so |p - x / eff| <= |x / eff| 2^-24, y = fl(x / eff), t = fl(p + M),
+// one rounding: AVX-512 fuses the multiply-add):
+// - t > kGridHi: p + M > kGridHi - 2^-15 (t rounds to the grid, or to a coarser one from 1024 up),
+//   so p > hi + 1/4 - 2^-15 and x / eff > p (1 - 2^-23) > hi - 1/2, and y too (hi - 1/2 is a
+//   float and rounding is monotonic): y rounds to hi or more, and the code clamps to hi. The
+//   clamped t is kGridHi: frac 3/4 + 2^-14 passes, K = hi. So does t == kGridHi.
+// - t < kGridLo: likewise y < lo + 1/2, code lo; kGridLo has frac 1/4 + 2^-14 and K = lo.
+// - t within: |p| <= 128.25 + 2^-15, so |x / eff| < 128.5, |p - x / eff| < 2^-17 and
+//   |x / eff - y| <= 2^-17 (half an ulp, from 128 up): e = |t - (y + M)| < 2^-15 + 2^-16, the
+//   bound of QuantizeVecRcp's kCalibrated argument, which then holds as it stands (it needs
+//   nothing else of the scale): a passing lane has y strictly inside (K - 1/2, K + 1/2), and K is
+//   in [lo, hi] since t is, so its code is K.
+// ±Inf x, and products that overflow, clamp like any large value. A block off the reciprocal
+// path has rcp NaN (Reciprocals' `none`), whose NaN sums fail every lane; the four vectors then
+// take QuantizeVecRcp's plain form (two-sided check, then the division), as do groups with a tie.
+// kPerByte 2 (AVX3_DL; 4-bit values packed two per byte): the gather's pairs (lanes 2m and 2m + 1 of
+// vector u: bytes u and 4 + u of qword m) meet in byte u by a 64-bit shift of 28 and a bitwise
+// select of the low nibbles, and one vpermb takes the 32 bytes in memory order; the sink gets a
+// 256-bit vector. The fallback packs its four vectors' fields (PackFields).
+// far_vectors: the first vectors, per group of four, also prefetch their far lines (PrefetchFarAt).
+template <Value V, int kShift, bool kClamp, unsigned kPerByte, class VU, class Sink>
+HWY_INLINE void GridCodes(const float* HWY_RESTRICT x, std::size_t nv, const float* HWY_RESTRICT eff,
+                          const float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT fields, VU& nan_acc,
+                          [[maybe_unused]] NextChunkPrefetch pf, Sink&& sink, std::size_t far_vectors) {
+  static_assert(!kClamp || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL, "the clamped form is AVX-512's");
+  static_assert(kPerByte == 1 || (kPerByte == 2 && kClamp && Fmt<V>::kBits == 4 && HWY_TARGET == HWY_AVX3_DL),
+                "bytes, or (AVX3_DL) 4-bit fields in pairs");
   const hn::ScalableTag<float> d;
   const hn::RebindToUnsigned<decltype(d)> du;
   const hn::Repartition<std::uint8_t, decltype(du)> d8;
@@ -2694,8 +2761,17 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
       0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 1, 5, 9, 13, 17, 21, 25, 29, 33, 37, 41, 45, 49, 53, 57, 61,
       2, 6, 10, 14, 18, 22, 26, 30, 34, 38, 42, 46, 50, 54, 58, 62, 3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47, 51, 55, 59, 63};
   const auto ms_idx = Hidden(hn::Load(d8, kMsIdx));
+  // kPerByte 2: output byte 8u + m is byte u of qword m of the selected pairs.
+  alignas(64) static constexpr std::uint8_t kNibIdx[64] = {
+      0, 8, 16, 24, 32, 40, 48, 56, 1, 9, 17, 25, 33, 41, 49, 57, 2, 10, 18, 26, 34, 42, 50, 58, 3, 11, 19, 27, 35, 43, 51, 59};
+  [[maybe_unused]] const auto nib_idx = Hidden(hn::Load(d8, kNibIdx));
+  [[maybe_unused]] const auto nibble_lo = Konst(du, 0x0F0F0F0Fu);
 #else
   const auto sel1 = Konst(du, 0x0000FF00u), sel2 = Konst(du, 0x00FF0000u), sel3 = Konst(du, 0xFF000000u);
+#endif
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  [[maybe_unused]] const auto grid_lo = Konst(d, kGridM + (Fmt<V>::kLo - 0.25f));
+  [[maybe_unused]] const auto grid_hi = Konst(d, kGridM + (Fmt<V>::kHi + 0.25f));
 #endif
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   // The OR of the sums of every group that passed AnyNearTie: kGridNaN set when one was NaN (a
@@ -2720,6 +2796,10 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
         PrefetchBytes<true>(pf.at, from, bytes, pf.at + pf.lines * 16);
       }
     }
+    if (kClamp && v < far_vectors) {
+#pragma GCC unroll 4
+      for (std::size_t u = 0; u < 4; ++u) PrefetchFarAt(p, u * kLanes);
+    }
     hn::Vec<decltype(du)> t[4];
 #pragma GCC unroll 4
     for (std::size_t u = 0; u < 4; ++u) {
@@ -2729,15 +2809,32 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
       // at 16 KiB on the Zen 4 of session 26; on the Emerald Rapids Xeon of session 38 GCC 12 then
       // loaded every vector into one register and copied it out, and the folded form is 2 % faster
       // (36 instructions per four vectors against 39).
-      t[u] = hn::BitCast(du, hn::MulAdd(hn::LoadU(d, p + u * kLanes), hn::Set(d, rcp[k + kOff[u]]), m));
+      const auto sum = hn::MulAdd(hn::LoadU(d, p + u * kLanes), hn::Set(d, rcp[k + kOff[u]]), m);
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+      if constexpr (kClamp) {
+        t[u] = hn::BitCast(du, hn::Vec512<float>{_mm512_max_ps(grid_lo.raw, _mm512_min_ps(grid_hi.raw, sum.raw))});
+      } else {
+        t[u] = hn::BitCast(du, sum);
+      }
+#else
+      t[u] = hn::BitCast(du, sum);
+#endif
     }
     if (HWY_UNLIKELY(AnyNearTie(du, t[0], t[1], t[2], t[3], frac))) {
       alignas(HWY_MAX_BYTES) std::uint8_t four[4 * kLanes];
       for (std::size_t u = 0; u < 4; ++u) {
-        QuantizeVecRcp<V, true, true>(d, p + u * kLanes, eff[k + kOff[u]], hn::Set(d, rcp[k + kOff[u]]), nullptr,
-                                      four + u * kLanes, nan_acc);
+        QuantizeVecRcp<V, true, !kClamp>(d, p + u * kLanes, eff[k + kOff[u]], hn::Set(d, rcp[k + kOff[u]]), nullptr,
+                                         four + u * kLanes, nan_acc);
       }
-      sink(v, hn::Load(d8, four));
+      if constexpr (kPerByte == 2) {
+#if HWY_TARGET == HWY_AVX3_DL
+        alignas(32) std::uint8_t packed[2 * kLanes];
+        PackFields(four, 4 * kLanes, 2, packed);
+        sink(v, _mm256_load_si256(reinterpret_cast<const __m256i*>(packed)));
+#endif
+      } else {
+        sink(v, hn::Load(d8, four));
+      }
       continue;
     }
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
@@ -2750,8 +2847,15 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
     w = _mm512_mask_multishift_epi64_epi8(w, 0x2222222222222222ull, ms_ctl.raw, t[1].raw);
     w = _mm512_mask_multishift_epi64_epi8(w, 0x4444444444444444ull, ms_ctl.raw, t[2].raw);
     w = _mm512_mask_multishift_epi64_epi8(w, 0x8888888888888888ull, ms_ctl.raw, t[3].raw);
-    if constexpr (Fmt<V>::kBits < 8) w = _mm512_and_si512(w, Konst(du, Fmt<V>::kMask * 0x01010101u).raw);
-    sink(v, hn::Vec512<std::uint8_t>{_mm512_permutexvar_epi8(ms_idx.raw, w)});
+    if constexpr (kPerByte == 2) {
+      // Byte u of qword m: the low nibble of byte u (lane 2m) and that of byte 4 + u (lane 2m + 1).
+      const __m512i pairs = ByteSelect(nibble_lo, hn::Vec512<std::uint32_t>{w},
+                                       hn::Vec512<std::uint32_t>{_mm512_srli_epi64(w, 28)}).raw;
+      sink(v, _mm512_castsi512_si256(_mm512_permutexvar_epi8(nib_idx.raw, pairs)));
+    } else {
+      if constexpr (Fmt<V>::kBits < 8) w = _mm512_and_si512(w, Konst(du, Fmt<V>::kMask * 0x01010101u).raw);
+      sink(v, hn::Vec512<std::uint8_t>{_mm512_permutexvar_epi8(ms_idx.raw, w)});
+    }
 #else
     auto w = ByteSelect(sel1, hn::ShiftRight<6>(t[1]), hn::ShiftRight<14>(t[0]));
     w = ByteSelect(sel2, hn::ShiftLeft<2>(t[2]), w);
@@ -2760,9 +2864,10 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
     sink(v, FourVectorFields(du, w));
 #endif
   }
-  for (; v < nv; ++v) {  // (never with a sink that keeps no fields: nv is then a multiple of 4)
-    QuantizeVecRcp<V, true, true>(d, x + v * kLanes, eff[v >> kShift], hn::Set(d, rcp[v >> kShift]), nullptr,
-                                  fields + v * kLanes, nan_acc);
+  // (Never with a sink that keeps no fields, nor with kPerByte 2: nv is then a multiple of 4.)
+  for (; kPerByte == 1 && v < nv; ++v) {
+    QuantizeVecRcp<V, true, !kClamp>(d, x + v * kLanes, eff[v >> kShift], hn::Set(d, rcp[v >> kShift]), nullptr,
+                                     fields + v * kLanes, nan_acc);
   }
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   if (HWY_UNLIKELY(_mm512_test_epi32_mask(sums, Konst(du, kGridNaN).raw) != 0)) {
@@ -2771,6 +2876,51 @@ HWY_INLINE void CalibratedCodes(const float* HWY_RESTRICT x, std::size_t nv, con
 #endif
 }
 #endif  // HWY_TARGET != HWY_SCALAR
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+template <Value V, class VU>
+HWY_INLINE void QuantizeGridChunk(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, int shift, std::size_t nb,
+                                  const float* HWY_RESTRICT eff, std::size_t last, unsigned per_byte,
+                                  std::uint8_t* HWY_RESTRICT out, VU& nan_acc) {
+  constexpr std::size_t kLanes = 16;
+  alignas(64) float rcp[kChunk / kLanes];
+  (void)Reciprocals(eff, nb, rcp, std::numeric_limits<float>::quiet_NaN());  // NaN: the division
+  const std::size_t nv = (c1 - c0) / kLanes;
+  // The lines kPrefetch ahead of each group, within the tensor (as PrefetchAhead's), into L1.
+  NextChunkPrefetch pf;
+  const std::size_t ahead = c0 + kPrefetch;
+  pf.lines = ahead <= last ? std::min(nv, (last - ahead) / kLineFloats + 1) : 0;
+  pf.at = pf.lines > 0 ? xr + ahead : nullptr;
+  pf.l1 = true;
+  const std::size_t far_end = FarEnd(last);
+  const std::size_t far_vectors = far_end > c0 ? (far_end - c0 + kLanes - 1) / kLanes : 0;
+  const float* HWY_RESTRICT x = xr + c0;
+  auto run = [&](auto per_byte_c, auto sink) HWY_ATTR {
+    constexpr unsigned kPerByte = decltype(per_byte_c)::value;
+    switch (shift) {
+      case 0: return GridCodes<V, 0, true, kPerByte>(x, nv, eff, rcp, out, nan_acc, pf, sink, far_vectors);
+      case 1: return GridCodes<V, 1, true, kPerByte>(x, nv, eff, rcp, out, nan_acc, pf, sink, far_vectors);
+      case 2: return GridCodes<V, 2, true, kPerByte>(x, nv, eff, rcp, out, nan_acc, pf, sink, far_vectors);
+      case 3: return GridCodes<V, 3, true, kPerByte>(x, nv, eff, rcp, out, nan_acc, pf, sink, far_vectors);
+      default: return GridCodes<V, 62, true, kPerByte>(x, nv, eff, rcp, out, nan_acc, pf, sink, far_vectors);
+    }
+  };
+#if HWY_TARGET == HWY_AVX3_DL
+  if constexpr (Fmt<V>::kBits == 4) {
+    if (per_byte == 2) {
+      return run(std::integral_constant<unsigned, 2>(), [out](std::size_t v, __m256i packed) HWY_ATTR {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + v * (kLanes / 2)), packed);
+      });
+    }
+  }
+#else
+  (void)per_byte;  // 1: QuantizeRowsT takes no other here
+#endif
+  run(std::integral_constant<unsigned, 1>(), [out](std::size_t v, hn::Vec512<std::uint8_t> bytes) HWY_ATTR {
+    hn::StoreU(bytes, hn::Full512<std::uint8_t>(), out + v * kLanes);
+  });
+}
+#endif
 
 // The codes of elements [c0, c1) of a row whose blocks have calibrated, unsaturated integer scales
 // (kCalibrated; eff, rcp and `every` as QuantizeChunk takes them): four vectors at a time when a
@@ -2792,10 +2942,10 @@ HWY_INLINE void CalibratedChunk(const float* HWY_RESTRICT xr, std::size_t c0, st
       hn::StoreU(bytes, d8, fields + v * lanes);
     };
     switch (VectorsPerBlockLog2(b, lanes)) {
-      case 0: return CalibratedCodes<V, 0>(xr + c0, nv, es, rs, fields, nan_acc, pf, store);
-      case 1: return CalibratedCodes<V, 1>(xr + c0, nv, es, rs, fields, nan_acc, pf, store);
-      case 2: return CalibratedCodes<V, 2>(xr + c0, nv, es, rs, fields, nan_acc, pf, store);
-      case 3: return CalibratedCodes<V, 3>(xr + c0, nv, es, rs, fields, nan_acc, pf, store);
+      case 0: return GridCodes<V, 0>(xr + c0, nv, es, rs, fields, nan_acc, pf, store);
+      case 1: return GridCodes<V, 1>(xr + c0, nv, es, rs, fields, nan_acc, pf, store);
+      case 2: return GridCodes<V, 2>(xr + c0, nv, es, rs, fields, nan_acc, pf, store);
+      case 3: return GridCodes<V, 3>(xr + c0, nv, es, rs, fields, nan_acc, pf, store);
       default: break;
     }
   }
@@ -2885,10 +3035,10 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
           if (!f.saturated()) {
             const std::size_t nv = (c1 - c0) / hn::Lanes(di);
             switch (shift) {
-              case 0: CalibratedCodes<V, 0>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, put); break;
-              case 1: CalibratedCodes<V, 1>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, put); break;
-              case 2: CalibratedCodes<V, 2>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, put); break;
-              default: CalibratedCodes<V, 3>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, put); break;
+              case 0: GridCodes<V, 0>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, put); break;
+              case 1: GridCodes<V, 1>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, put); break;
+              case 2: GridCodes<V, 2>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, put); break;
+              default: GridCodes<V, 3>(xr + c0, nv, eff, rcp, nullptr, nan_acc, pf, put); break;
             }
           } else {
             QuantizeChunk<V, true>(xr, c0, c1, b, eff, j0, nullptr, fieldbuf, effrow, last, nan_acc, rcp, f.every());

@@ -168,6 +168,21 @@ struct Case {
   [[nodiscard]] qc::Table tbl() const { return qc::table_of(table); }
 };
 
+// The effective scale of each block of a case, as the reference computes it (1 where the case's
+// layout is invalid or a scale cannot be stored).
+std::vector<float> block_effs(const Case& c) {
+  qc::Result<qc::Layout> l = qc::validate_scheme(c.s).ok() ? qc::make_layout(c.s, c.shape) : qc::Result<qc::Layout>(qc::Error{});
+  std::vector<float> eff(l.ok() ? l->scale_count : 1, 1.0f);
+  if (l.ok()) {
+    for (std::size_t k = 0; k < eff.size() && k < c.scales.size(); ++k) {
+      const float raw = c.scales[k] == 0.0f ? 0.0f : c.scales[k];  // -0 as +0
+      qc::Result<float> st = qc::round_up_scale(raw, c.s.scale_dtype());
+      eff[k] = qc::effective_scale(st.ok() ? st.value() : 1.0f, c.global);
+    }
+  }
+  return eff;
+}
+
 // A valid case for `s` and `shape` (when the scheme and shape are valid), deterministic in seed.
 Case make_case(const qc::Scheme& s, const qc::Shape& shape, int scale_pattern, std::uint32_t seed, std::size_t offset = 0) {
   Case c;
@@ -193,15 +208,7 @@ Case make_case(const qc::Scheme& s, const qc::Shape& shape, int scale_pattern, s
     if (t.size() > 2) t[1] = t[2];  // a duplicate entry: ties go to the lower index
     c.table = t;
   }
-  // The effective scale of each element's block, as the reference computes it.
-  std::vector<float> eff(nscales, 1.0f);
-  if (l.ok()) {
-    for (std::size_t k = 0; k < nscales; ++k) {
-      const float raw = c.scales[k] == 0.0f ? 0.0f : c.scales[k];
-      qc::Result<float> st = qc::round_up_scale(raw, s.scale_dtype());
-      eff[k] = qc::effective_scale(st.ok() ? st.value() : 1.0f, c.global);
-    }
-  }
+  const std::vector<float> eff = block_effs(c);
   const std::vector<float> ys = edge_ys(s.value);
   std::uniform_int_distribution<std::size_t> pick(0, ys.size() - 1);
   std::uniform_real_distribution<float> wide(-2.0f * qc::info(s.value).hi, 2.0f * qc::info(s.value).hi);
@@ -998,6 +1005,62 @@ TEST_P(DiffIntValue, CalibratedTies) {
       }
       check_calibrate(s, {blocks * b}, data, qc::Calibration::minmax, target_, "ties " + qc::print_scheme(s));
       check_calibrate(s, {4, blocks * b / 4}, data, qc::Calibration::minmax, target_, "ties rows " + qc::print_scheme(s));
+    }
+  }
+}
+
+// Quantize with given scales, whose codes AVX3_DL computes by the clamped grid (GridCodes, kClamp):
+// per-tensor and blocks of 1, 2, 4 and 8 vectors (and 48 and 192, 3 and 12 vectors, which take
+// QuantizeChunk's loops there), one per byte and (4-bit) two per byte, two-level, on rows of two
+// chunks and more with a tail of one vector, and of whole groups. Most values y = x / eff lie
+// away from ties, so that most groups of four vectors take the register path: inside every
+// code's interval, at the points the sums are clamped to (lo - 1/4, hi + 1/4), between those
+// and the clamping ties (hi + 0.4, hi + 0.6: the sums clamp, the codes too), beyond (hi + 1,
+// lo - 1, far), ±Inf, ±0 and subnormal x. Every other group also holds one value at or near a
+// tie (lo - 1/2 and hi + 1/2 among them, which clamp; a float either side, 2^-13 off), which
+// sends it down the division path. Scales: powers of two (exact ties), others, and blocks off
+// the reciprocal path (tiny and huge).
+TEST_P(DiffIntValue, GivenScaleGroups) {
+  const qc::ValueInfo& vi = qc::info(value_);
+  const std::string v(vi.name);
+  std::vector<float> far = {vi.lo - 0.25f, vi.hi + 0.25f, vi.hi + 0.4f, vi.hi + 0.6f, vi.lo - 0.4f, vi.lo - 0.6f,
+                            vi.hi + 1.0f,  vi.lo - 1.0f,  300.0f,       -300.0f,      1e30f,        -1e30f,
+                            0.0f,          -0.0f,         0x1p-20f};
+  std::vector<float> ties;
+  for (const float edge : {vi.lo - 0.5f, vi.hi + 0.5f}) {
+    ties.insert(ties.end(), {edge, std::nextafter(edge, kInf), std::nextafter(edge, -kInf), edge + 0x1p-13f, edge - 0x1p-13f});
+  }
+  for (int code = static_cast<int>(vi.lo); code <= static_cast<int>(vi.hi); ++code) {
+    const float k = static_cast<float>(code);
+    far.insert(far.end(), {k, k + 0.25f, k - 0.25f, k + 0.4f, k - 0.4f});
+    for (const float y : {k + 0.5f, k - 0.5f}) {
+      ties.insert(ties.end(), {y, std::nextafter(y, kInf), std::nextafter(y, -kInf), y + 0x1p-13f, y - 0x1p-13f});
+    }
+  }
+  const std::vector<float> raws = {kInf, -kInf, 1e-40f, -1e-45f, FLT_MAX, -FLT_MAX};
+  std::mt19937 rng(47001);
+  std::uint32_t seed = 47100;
+  for (const std::string& level : {std::string(""), std::string(",block=16:ue4m3"), std::string(",block=32:f16"),
+                                   std::string(",block=64:bf16"), std::string(",block=128:f32"), std::string(",block=48:f16"),
+                                   std::string(",block=192:f32"), std::string(",block=32:ue4m3,tensor=f32")}) {
+    for (const std::string& store : {std::string("native"), std::string("packed_u32:0")}) {
+      const qc::Scheme s = scheme("value=" + v + ",store=" + store + level);
+      for (const qc::Shape& shape : {qc::Shape{4096 + 1024 + 16}, qc::Shape{3, 2048 + 256}}) {
+        for (int pattern : {0, 1, 3}) {
+          Case c = make_case(s, shape, pattern, seed++);
+          const std::vector<float> eff = block_effs(c);
+          const qc::Layout l = qc::make_layout(s, shape).value();
+          for (std::size_t i = 0; i < c.count; ++i) {
+            const float e = eff[qc::block_of(l, i)];
+            float x = far[rng() % far.size()] * e;
+            if (i % 61 == 7) x = raws[(i / 61) % raws.size()];
+            if (i % 128 == 77) x = ties[rng() % ties.size()] * e;
+            c.buf[c.offset + i] = x;
+          }
+          check_case(c, target_);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
     }
   }
 }
