@@ -25,7 +25,7 @@ inline bool FarPrefetchOn() {
   return m == 0 ? DecideFarPrefetch() : m == 1;
 }
 
-// Where calibrate+quantize's codes pass prefetches the next chunk's input (CalibratedCodes, from
+// Where calibrate+quantize's codes pass prefetches the next chunk's input (GridCodes, from
 // kFarPrefetchBytes of input on): 0 not decided yet, 1 into L1 on the AVX-512 targets and into L2
 // on the others, 2 into L2 on every target, 3 into L1 on every target. set_chunk_prefetch
 // (optimized.h) sets it; DecideChunkPrefetch (optimized.cc) sets it for this CPU the first time a

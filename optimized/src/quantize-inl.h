@@ -99,7 +99,7 @@ HWY_INLINE void PrefetchBytes(const void* p, std::size_t ahead, std::size_t byte
   }
 }
 
-// The lines that calibrate+quantize's codes pass prefetches for the next chunk (CalibratedCodes):
+// The lines that calibrate+quantize's codes pass prefetches for the next chunk (GridCodes):
 // `lines` lines from `at` (none when it is null), into L1 when `l1`, else into L2.
 struct NextChunkPrefetch {
   const float* at = nullptr;
@@ -1189,7 +1189,7 @@ HWY_INLINE void GroupNan(GroupAcc cmax, VI& nan_acc) {
 
 #if HWY_TARGET == HWY_AVX2
 // One-byte fields of elements [c0, c1) of a row, handed to a VectorStream a group (32 bytes) at a
-// time straight from the registers (as calibrate+quantize's CalibratedCodes), where QuantizeChunk
+// time straight from the registers (as calibrate+quantize's GridCodes), where QuantizeChunk
 // stores them to StorageStream's L1 buffer, which copies them out after the chunk. c0 and c1 - c0
 // are multiples of 32, and so is b unless one block spans the row; element c has scale
 // eff[c / b - j0]. A group that its kernel does not take (a lane near a boundary, or a scale on
@@ -2620,7 +2620,7 @@ bool Scales(const detail::ScaleJob& job) { return ScalesRange(job, 0, job.count,
 
 #if HWY_TARGET != HWY_SCALAR
 // Whether any lane of the four sums fails the tie half of QuantizeVecRcp's kCalibrated check
-// ((t & kGridFrac) == 0). Its NaN half (kGridNaN) is CalibratedCodes' OR of the sums.
+// ((t & kGridFrac) == 0). Its NaN half (kGridNaN) is GridCodes' OR of the sums.
 template <class DU>
 HWY_INLINE bool AnyNearTie(DU du, hn::Vec<DU> t0, hn::Vec<DU> t1, hn::Vec<DU> t2, hn::Vec<DU> t3, hn::Vec<DU> frac) {
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
@@ -2650,7 +2650,7 @@ HWY_INLINE bool AnyNearTie(DU du, hn::Vec<DU> t0, hn::Vec<DU> t1, hn::Vec<DU> t2
 // targets that have one and no ternary logic (AVX2, SSE4), where IfVecThenElse is three operations.
 // On AVX-512 the ternary logic overwrites its first operand: Highway's IfVecThenElse puts the
 // selector there, a constant, which GCC 12 then copies every time (one register move per select
-// in CalibratedCodes' loop); here `no` goes first (sel ? yes : no is truth table 0xD8 with the
+// in GridCodes' loop); here `no` goes first (sel ? yes : no is truth table 0xD8 with the
 // operands no, yes, sel), a value that dies in the select.
 template <class V>
 HWY_INLINE V ByteSelect(V sel, V yes, V no) {
@@ -2665,7 +2665,7 @@ HWY_INLINE V ByteSelect(V sel, V yes, V no) {
 
 // Byte u of u32 lane i of `w` is lane i's field of vector u (u < 4): the four vectors' fields in
 // memory order, vector 0's lanes first. (AVX3_DL gathers with vpmultishiftqb instead and never
-// calls this: CalibratedCodes.)
+// calls this: GridCodes.)
 template <class DU>
 HWY_INLINE hn::Vec<hn::Repartition<std::uint8_t, DU>> FourVectorFields(DU du, hn::Vec<DU> w) {
   const hn::Repartition<std::uint8_t, DU> d8;
@@ -2924,7 +2924,7 @@ HWY_INLINE void QuantizeGridChunk(const float* HWY_RESTRICT xr, std::size_t c0, 
 
 // The codes of elements [c0, c1) of a row whose blocks have calibrated, unsaturated integer scales
 // (kCalibrated; eff, rcp and `every` as QuantizeChunk takes them): four vectors at a time when a
-// block is 1, 2, 4 or 8 vectors (CalibratedCodes), else QuantizeChunk's loops.
+// block is 1, 2, 4 or 8 vectors (GridCodes), else QuantizeChunk's loops.
 template <Value V, class VU>
 HWY_INLINE void CalibratedChunk(const float* HWY_RESTRICT xr, std::size_t c0, std::size_t c1, std::size_t b, std::size_t j0,
                                 const float* HWY_RESTRICT eff, const float* HWY_RESTRICT rcp, bool every,
@@ -2965,7 +2965,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   const float* const x_end = job.x + g.rows * g.n;
   const hn::ScalableTag<std::int32_t> di;
   // NaN lanes of the codes pass: every one fails QuantizeVecRcp's check and takes the division
-  // path, which records it here, or is found in the OR of CalibratedCodes' sums, which sets it
+  // path, which records it here, or is found in the OR of GridCodes' sums, which sets it
   // here. The block maxima may miss a quiet NaN (AbsMaxGroups' vrangeps).
   auto nan_acc = hn::Zero(di);
   alignas(64) std::uint8_t fieldbuf[kFusedChunk];
@@ -2988,7 +2988,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   const bool aligned = g.rows * g.n * sizeof(float) > kAlignedMaximaBytes && !far;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
   // Streamed one-byte codes of calibrated blocks of 1, 2, 4 or 8 whole vectors, in rows of whole
-  // groups of four vectors: CalibratedCodes hands each group's fields (one byte vector) to a
+  // groups of four vectors: GridCodes hands each group's fields (one byte vector) to a
   // VectorStream (QuantizeChunk's, where a chunk saturates, go through fieldbuf).
   const std::size_t group = 4 * hn::Lanes(di);
   const int shift = VectorsPerBlockLog2(b, hn::Lanes(di));
