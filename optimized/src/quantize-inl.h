@@ -1772,13 +1772,13 @@ bool QuantizeRowsT(const QuantizeJob& job) {
   constexpr bool direct = false;
 #endif
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  // Integer fields one per byte, or (AVX3_DL) 4-bit ones two per byte, in blocks of 1, 2, 4 or 8
+  // Integer fields one per byte, or 4-bit ones two per byte, in blocks of 1, 2, 4 or 8
   // vectors or one block per row: GridCodes' clamped form (grid_shift: the block's vectors as a
   // shift, 62 for one block, -1 for none of these).
   [[maybe_unused]] int grid_shift = -1;
   if constexpr (kBytes && !Fmt<V>::kMini) {
     const int per_block = VectorsPerBlockLog2(g.b, 16);
-    if (job.pack.per_byte == 1 || (HWY_TARGET == HWY_AVX3_DL && job.pack.per_byte == 2 && Fmt<V>::kBits == 4)) {
+    if (job.pack.per_byte == 1 || (job.pack.per_byte == 2 && Fmt<V>::kBits == 4)) {
       grid_shift = per_block >= 0 && per_block <= 3 ? per_block : g.b >= g.n ? 62 : -1;
     }
   }
@@ -2729,7 +2729,7 @@ HWY_INLINE hn::Vec<hn::Repartition<std::uint8_t, DU>> FourVectorFields(DU du, hn
 // ±Inf x, and products that overflow, clamp like any large value. A block off the reciprocal
 // path has rcp NaN (Reciprocals' `none`), whose NaN sums fail every lane; the four vectors then
 // take QuantizeVecRcp's plain form (two-sided check, then the division), as do groups with a tie.
-// kPerByte 2 (AVX3_DL; 4-bit values packed two per byte): the gather's pairs (lanes 2m and 2m + 1 of
+// kPerByte 2 (4-bit values packed two per byte): the gather's pairs (lanes 2m and 2m + 1 of
 // vector u: bytes u and 4 + u of qword m) meet in byte u by a 64-bit shift of 28 and a bitwise
 // select of the low nibbles, and one vpermb takes the 32 bytes in memory order; the sink gets a
 // 256-bit vector. The fallback packs its four vectors' fields (PackFields).
@@ -2739,8 +2739,7 @@ HWY_INLINE void GridCodes(const float* HWY_RESTRICT x, std::size_t nv, const flo
                           const float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT fields, VU& nan_acc,
                           [[maybe_unused]] NextChunkPrefetch pf, Sink&& sink, std::size_t far_vectors) {
   static_assert(!kClamp || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL, "the clamped form is AVX-512's");
-  static_assert(kPerByte == 1 || (kPerByte == 2 && kClamp && Fmt<V>::kBits == 4 && HWY_TARGET == HWY_AVX3_DL),
-                "bytes, or (AVX3_DL) 4-bit fields in pairs");
+  static_assert(kPerByte == 1 || (kPerByte == 2 && kClamp && Fmt<V>::kBits == 4), "bytes, or 4-bit fields in pairs");
   const hn::ScalableTag<float> d;
   const hn::RebindToUnsigned<decltype(d)> du;
   const hn::Repartition<std::uint8_t, decltype(du)> d8;
@@ -2765,11 +2764,18 @@ HWY_INLINE void GridCodes(const float* HWY_RESTRICT x, std::size_t nv, const flo
   alignas(64) static constexpr std::uint8_t kNibIdx[64] = {
       0, 8, 16, 24, 32, 40, 48, 56, 1, 9, 17, 25, 33, 41, 49, 57, 2, 10, 18, 26, 34, 42, 50, 58, 3, 11, 19, 27, 35, 43, 51, 59};
   [[maybe_unused]] const auto nib_idx = Hidden(hn::Load(d8, kNibIdx));
-  [[maybe_unused]] const auto nibble_lo = Konst(du, 0x0F0F0F0Fu);
 #else
   const auto sel1 = Konst(du, 0x0000FF00u), sel2 = Konst(du, 0x00FF0000u), sel3 = Konst(du, 0xFF000000u);
 #endif
+#if HWY_TARGET == HWY_AVX3
+  // kPerByte 2: the order of the pairs (the gather below).
+  alignas(16) static constexpr std::uint8_t kPairShuf[16] = {0, 8, 1, 9, 2, 10, 3, 11, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+  alignas(64) static constexpr std::uint16_t kPairWords[32] = {0, 8, 16, 24, 1, 9, 17, 25, 2, 10, 18, 26, 3, 11, 19, 27};
+  [[maybe_unused]] const auto pair_shuf = Hidden(hn::LoadDup128(d8, kPairShuf));
+  [[maybe_unused]] const auto pair_words = Hidden(hn::Load(hn::Repartition<std::uint16_t, decltype(du)>(), kPairWords));
+#endif
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  [[maybe_unused]] const auto nibble_lo = Konst(du, 0x0F0F0F0Fu);
   [[maybe_unused]] const auto grid_lo = Konst(d, kGridM + (Fmt<V>::kLo - 0.25f));
   [[maybe_unused]] const auto grid_hi = Konst(d, kGridM + (Fmt<V>::kHi + 0.25f));
 #endif
@@ -2827,7 +2833,7 @@ HWY_INLINE void GridCodes(const float* HWY_RESTRICT x, std::size_t nv, const flo
                                          four + u * kLanes, nan_acc);
       }
       if constexpr (kPerByte == 2) {
-#if HWY_TARGET == HWY_AVX3_DL
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
         alignas(32) std::uint8_t packed[2 * kLanes];
         PackFields(four, 4 * kLanes, 2, packed);
         sink(v, _mm256_load_si256(reinterpret_cast<const __m256i*>(packed)));
@@ -2860,8 +2866,20 @@ HWY_INLINE void GridCodes(const float* HWY_RESTRICT x, std::size_t nv, const flo
     auto w = ByteSelect(sel1, hn::ShiftRight<6>(t[1]), hn::ShiftRight<14>(t[0]));
     w = ByteSelect(sel2, hn::ShiftLeft<2>(t[2]), w);
     w = ByteSelect(sel3, hn::ShiftLeft<10>(t[3]), w);
-    if constexpr (Fmt<V>::kBits < 8) w = hn::And(w, Konst(du, Fmt<V>::kMask * 0x01010101u));
-    sink(v, FourVectorFields(du, w));
+#if HWY_TARGET == HWY_AVX3
+    if constexpr (kPerByte == 2) {
+      // As AVX3_DL's (byte 4i + u of w is lane i of vector u here too), then the order without
+      // vpermb: 128-bit lane L holds pairs m = 2L + j of vector u at byte 8j + u; vpshufb puts
+      // them at byte 2u + j (u16 u of the lane), vpermw u16 8L + u at 4u + L, byte 8u + m.
+      const __m512i pairs = ByteSelect(nibble_lo, w, hn::Vec512<std::uint32_t>{_mm512_srli_epi64(w.raw, 28)}).raw;
+      const __m512i lanes = _mm512_shuffle_epi8(pairs, pair_shuf.raw);
+      sink(v, _mm512_castsi512_si256(_mm512_permutexvar_epi16(pair_words.raw, lanes)));
+    } else
+#endif
+    {
+      if constexpr (Fmt<V>::kBits < 8) w = hn::And(w, Konst(du, Fmt<V>::kMask * 0x01010101u));
+      sink(v, FourVectorFields(du, w));
+    }
 #endif
   }
   // (Never with a sink that keeps no fields, nor with kPerByte 2: nv is then a multiple of 4.)
@@ -2905,7 +2923,6 @@ HWY_INLINE void QuantizeGridChunk(const float* HWY_RESTRICT xr, std::size_t c0, 
       default: return GridCodes<V, 62, true, kPerByte>(x, nv, eff, rcp, out, nan_acc, pf, sink, far_vectors);
     }
   };
-#if HWY_TARGET == HWY_AVX3_DL
   if constexpr (Fmt<V>::kBits == 4) {
     if (per_byte == 2) {
       return run(std::integral_constant<unsigned, 2>(), [out](std::size_t v, __m256i packed) HWY_ATTR {
@@ -2913,9 +2930,6 @@ HWY_INLINE void QuantizeGridChunk(const float* HWY_RESTRICT xr, std::size_t c0, 
       });
     }
   }
-#else
-  (void)per_byte;  // 1: QuantizeRowsT takes no other here
-#endif
   run(std::integral_constant<unsigned, 1>(), [out](std::size_t v, hn::Vec512<std::uint8_t> bytes) HWY_ATTR {
     hn::StoreU(bytes, hn::Full512<std::uint8_t>(), out + v * kLanes);
   });
