@@ -1717,7 +1717,6 @@ HWY_INLINE void QuantizeNibblesAvx2(const float* HWY_RESTRICT xr, std::size_t c0
 #endif
 #endif  // QCONFORM_GROUP_KERNELS
 
-// Whether a kernel's `nan_acc` (the largest |x| bits it saw, or a NaN mark) holds no NaN.
 #if HWY_TARGET != HWY_SCALAR
 // The fields of whole vectors by the grid of QuantizeVecRcp's kCalibrated form, four vectors at a
 // time (defined below, with the argument).
@@ -1737,6 +1736,7 @@ HWY_INLINE void QuantizeGridChunk(const float* HWY_RESTRICT xr, std::size_t c0, 
                                   std::uint8_t* HWY_RESTRICT out, VU& nan_acc);
 #endif
 
+// Whether a kernel's `nan_acc` (the largest |x| bits it saw, or a NaN mark) holds no NaN.
 template <class VI>
 HWY_INLINE bool NoNanRecorded(VI nan_acc) {
   const hn::DFromV<VI> di;
@@ -2731,9 +2731,11 @@ HWY_INLINE hn::Vec<hn::Repartition<std::uint8_t, DU>> FourVectorFields(DU du, hn
 // take QuantizeVecRcp's plain form (two-sided check, then the division), as do groups with a tie.
 // kPerByte 2 (4-bit values packed two per byte): the gather's pairs (lanes 2m and 2m + 1 of
 // vector u: bytes u and 4 + u of qword m) meet in byte u by a 64-bit shift of 28 and a bitwise
-// select of the low nibbles, and one vpermb takes the 32 bytes in memory order; the sink gets a
-// 256-bit vector. The fallback packs its four vectors' fields (PackFields).
-// far_vectors: the first vectors, per group of four, also prefetch their far lines (PrefetchFarAt).
+// select of the low nibbles, and one vpermb (AVX3: a vpshufb and a vpermw) takes the 32 bytes in
+// memory order; the sink gets a 256-bit vector. The fallback packs its four vectors' fields
+// (PackFields).
+// far_vectors: the groups that start below it also prefetch their far lines (PrefetchFarAt; up to
+// three vectors past FarEnd, which kFarFloats leaves room for many times over).
 template <Value V, int kShift, bool kClamp, unsigned kPerByte, class VU, class Sink>
 HWY_INLINE void GridCodes(const float* HWY_RESTRICT x, std::size_t nv, const float* HWY_RESTRICT eff,
                           const float* HWY_RESTRICT rcp, std::uint8_t* HWY_RESTRICT fields, VU& nan_acc,
