@@ -19,6 +19,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -3110,10 +3111,14 @@ constexpr bool F16Decode() {
 // at the end, each lane of `lo` is at least the least allowed code and each lane of `hi` (and, for
 // minifloats, of `mag`) at most the greatest: a minimum or maximum per vector instead of
 // comparisons and mask arithmetic. Zero to start with: code 0 is canonical for every value.
+// `value_lo` (AVX-512's packed 4-bit integers, which look the code's value up: DequantizeValue):
+// the least decoded value, at least the least allowed code when every code is canonical.
 template <class DI>
 struct CodeBounds {
-  explicit CodeBounds(DI di) : lo(hn::Zero(di)), hi(hn::Zero(di)), mag(hn::Zero(di)) {}
+  explicit CodeBounds(DI di)
+      : lo(hn::Zero(di)), hi(hn::Zero(di)), mag(hn::Zero(di)), value_lo(hn::Zero(hn::RebindToFloat<DI>())) {}
   hn::Vec<DI> lo, hi, mag;
+  hn::Vec<hn::RebindToFloat<DI>> value_lo;
 };
 
 template <Value V, bool kBytes, class DI>
@@ -3123,7 +3128,9 @@ HWY_INLINE bool CodesCanonical(DI di, const CodeBounds<DI>& b) {
   if constexpr (!F::kMini) {
     // lo: the codes; hi: the fields (they may hold bits above the value's width) or the codes.
     constexpr auto kLoCode = static_cast<std::int64_t>(F::kLo), kHiCode = static_cast<std::int64_t>(F::kHi);
-    return hn::AllFalse(di, hn::Lt(b.lo, bound(kLoCode))) && hn::AllFalse(di, hn::Gt(b.hi, bound(kBytes ? F::kMask : kHiCode)));
+    const hn::RebindToFloat<DI> df;
+    return hn::AllFalse(di, hn::Lt(b.lo, bound(kLoCode))) && hn::AllFalse(di, hn::Gt(b.hi, bound(kBytes ? F::kMask : kHiCode))) &&
+           hn::AllFalse(df, hn::Lt(b.value_lo, hn::Set(df, F::kLo)));
   } else {
     // lo, hi: the codes (sign and magnitude fields); mag: their magnitudes.
     bool mag_ok = hn::AllFalse(di, hn::Gt(b.mag, bound(F::kMaxCode)));
@@ -3153,14 +3160,41 @@ HWY_INLINE __m256i NibbleLanes(DI di, const std::uint8_t* HWY_RESTRICT fields) {
   std::memcpy(&word, fields, sizeof(word));
   return _mm256_srlv_epi32(_mm256_set1_epi32(word), Hidden(hn::Load(di, kShifts)).raw);
 }
+#elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// Lane k: the k-th nibble of the 8 bytes at `fields` in its low 4 bits, other bits anything.
+// AVX3_DL: one vpmultishiftqb of the broadcast qword (its load folds in), byte 0 of lane k taken
+// from bit 4k; AVX3: lane k gets dword k / 8 (vpermd), shifted down by 4 (k % 8) (vpsrlvd).
+HWY_INLINE __m512i NibbleLanes(const std::uint8_t* HWY_RESTRICT fields) {
+  std::int64_t qword;
+  std::memcpy(&qword, fields, sizeof(qword));
+#if HWY_TARGET == HWY_AVX3_DL
+  // Qword j: control byte 0 is 8j (lane 2j), byte 4 is 8j + 4 (lane 2j + 1); the others, 0, make
+  // bits the lookup ignores.
+  const hn::Full512<std::uint64_t> d64;
+  alignas(64) static constexpr std::uint64_t kCtl[8] = {
+      0x0000000400000000ull, 0x0000000C00000008ull, 0x0000001400000010ull, 0x0000001C00000018ull,
+      0x0000002400000020ull, 0x0000002C00000028ull, 0x0000003400000030ull, 0x0000003C00000038ull};
+  return _mm512_multishift_epi64_epi8(Hidden(hn::Load(d64, kCtl)).raw, _mm512_set1_epi64(qword));
+#else
+  const hn::Full512<std::int32_t> d32;
+  alignas(64) static constexpr std::int32_t kHalf[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+  alignas(64) static constexpr std::int32_t kShifts[16] = {0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28};
+  const __m512i both = _mm512_zextsi128_si512(_mm_cvtsi64_si128(qword));
+  return _mm512_srlv_epi32(_mm512_permutexvar_epi32(Hidden(hn::Load(d32, kHalf)).raw, both), Hidden(hn::Load(d32, kShifts)).raw);
+#endif
+}
 #endif
 
-// One vector of dequantize: eff * decode(q), the codes taken into `bounds`. kNibbles (AVX2, 4-bit
-// fields packed two per byte: e2m1, q4f, q4s): `fields` points at the vector's 4 packed bytes,
-// and each lane shifts its nibble of the broadcast word to the bottom. No UnpackFields pass. e2m1
-// (every nibble canonical: no NaN or Inf) looks its magnitude up with one vpermps, the nibble's
-// top bit the sign: 5 operations where the arithmetic decode below takes 9. An integer nibble is
-// sign-extended by two shifts, and only q4s has a code (-8) to reject.
+// One vector of dequantize: eff * decode(q), the codes taken into `bounds`. kNibbles (AVX2 and
+// AVX-512, 4-bit fields packed two per byte: e2m1, q4f, q4s): `fields` points at the vector's
+// packed bytes (4 on AVX2, 8 on AVX-512), and each lane takes its nibble of the broadcast word
+// (NibbleLanes). No UnpackFields pass. AVX2: e2m1 (every nibble canonical: no NaN or Inf) looks
+// its magnitude up with one vpermps, the nibble's top bit the sign: 5 operations where the
+// arithmetic decode below takes 9; an integer nibble is sign-extended by two shifts, and only q4s
+// has a code (-8) to reject. AVX-512 (since session 48): one vpermps looks the nibble's value up
+// among all 16, for integers too (the code as a float, exact as ConvertTo is); q4s keeps the least
+// value (`value_lo`, one vminps) to reject -8. 3 or 4 operations on AVX3_DL, 4 or 5 on AVX3, where
+// the unpacked fields took an UnpackFields pass and then 5 (integers) or 3 per vector.
 template <Value V, bool kBytes, bool kNibbles = false, bool kF16 = false, class D, class DI>
 HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fields, const std::int32_t* HWY_RESTRICT codes,
                                       hn::Vec<D> eff, CodeBounds<DI>& bounds) {
@@ -3199,7 +3233,17 @@ HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fiel
     return hn::Mul(eff, hn::Vec<D>{_mm256_cvtph_ps(h)});
   }
 #elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  static_assert(!kNibbles);
+  if constexpr (kNibbles) {
+    static_assert(F::kBits == 4 && kBytes && !kF16);
+    // The value of each nibble (vpermps reads the low 4 bits of each index): e2m1 as OCP MX, the
+    // integers two's complement.
+    alignas(64) static constexpr std::array<float, 16> kTable =
+        F::kMini ? std::array<float, 16>{0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f}
+                 : std::array<float, 16>{0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, -8.0f, -7.0f, -6.0f, -5.0f, -4.0f, -3.0f, -2.0f, -1.0f};
+    const hn::Vec<D> value{_mm512_permutexvar_ps(NibbleLanes(fields), hn::Load(d, kTable.data()).raw)};
+    if constexpr (!F::kMini && F::kLo > -8) bounds.value_lo = hn::Min(bounds.value_lo, value);
+    return hn::Mul(eff, value);
+  }
   if constexpr (kF16) {
     static_assert(F16Decode<V, kBytes>());
     // As on AVX2 (above): 16 bytes sign-extended to 16-bit lanes, shifted into f16 patterns (e4m3's
@@ -3436,7 +3480,7 @@ HWY_NOINLINE void StreamChunk(D d, const At& at_ref, const At4& at4_ref, const C
 template <Value V, bool kBytes, bool kNibbles = false>
 bool DequantizeRowsT(const DequantizeJob& job) {
   const RowGeometry& g = job.geo;
-#if HWY_TARGET == HWY_AVX2
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   // 4-bit fields packed two per byte, every vector and tail starting on a byte (DequantizeValue).
   if constexpr (Fmt<V>::kBits == 4 && kBytes && !kNibbles) {
     if (job.pack.per_byte == 2 && (g.b % 2 == 0 || g.b >= g.n)) return DequantizeRowsT<V, true, true>(job);
