@@ -1740,6 +1740,9 @@ TEST_P(Diff, StreamedLargeOutputs) {
         {"value=q4s,store=native,block=64:f32", {2048, 2048}, 0x10, 16},  // a bit above the width
         {"value=q2s,store=native", {2048, 2048}, 0x02, -2},
         {"value=e5m2", {2048, 2048}, 0xFC, 0x7C},  // -Inf; +Inf in the codes
+        // f16 decode with a scale per vector, or per two (AVX-512; AVX2 per two and four).
+        {"value=e4m3,block=16:f16", {1024, 4096}, 0xFF, 0xFF},
+        {"value=e5m2,block=32:bf16", {1024, 4096}, 0x7D, 0x7D},  // NaN
     };
     std::vector<Large> out;
     for (const Spec& spec : specs) {
