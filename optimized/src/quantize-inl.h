@@ -3162,8 +3162,9 @@ HWY_INLINE __m256i NibbleLanes(DI di, const std::uint8_t* HWY_RESTRICT fields) {
 }
 #elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 // Lane k: the k-th nibble of the 8 bytes at `fields` in its low 4 bits, other bits anything.
-// AVX3_DL: one vpmultishiftqb of the broadcast qword (its load folds in), byte 0 of lane k taken
-// from bit 4k; AVX3: lane k gets dword k / 8 (vpermd), shifted down by 4 (k % 8) (vpsrlvd).
+// AVX3_DL: one vpmultishiftqb of the broadcast qword (a vpbroadcastq from memory, a load), byte 0
+// of lane k taken from bit 4k; AVX3: lane k gets dword k / 8 (vpermd), shifted down by 4 (k % 8)
+// (vpsrlvd).
 HWY_INLINE __m512i NibbleLanes(const std::uint8_t* HWY_RESTRICT fields) {
   std::int64_t qword;
   std::memcpy(&qword, fields, sizeof(qword));
