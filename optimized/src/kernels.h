@@ -3,6 +3,7 @@
 // bits only).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -196,6 +197,14 @@ inline float round_up(float s, ScaleDtype dtype) {
 inline void store_le(std::uint8_t* p, std::uint32_t v, std::size_t width) {
   for (std::size_t i = 0; i < width; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
+
+// The value of each 4-bit field (index: the field, the nibble), for the AVX-512 and AVX2 lookups of
+// quantize-inl.h's DequantizeValue: e2m1 as OCP MX (sign in bit 3, so the first 8 are the
+// magnitudes), the 4-bit integers as two's complement (exact as floats, as ConvertTo is).
+alignas(64) inline constexpr std::array<float, 16> kE2m1Values = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                                                                 -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+alignas(64) inline constexpr std::array<float, 16> kInt4Values = {0.0f,  1.0f,  2.0f,  3.0f,  4.0f,  5.0f,  6.0f,  7.0f,
+                                                                 -8.0f, -7.0f, -6.0f, -5.0f, -4.0f, -3.0f, -2.0f, -1.0f};
 
 // One target's exported kernels (quantize-inl.h), for a target compiled in a translation unit
 // of its own (emu128.cc) rather than by foreach_target.h in optimized.cc. Each member is named

@@ -19,7 +19,6 @@
 #endif
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -3107,6 +3106,22 @@ constexpr bool F16Decode() {
   return kBytes && Fmt<V>::kMini && Fmt<V>::kBits == 8;
 }
 
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// The f16 decode's bit rule (F16Decode: e4m3, e5m2), for 16-bit lanes of any width holding the
+// sign-extended fields: the field shifted into an f16 pattern whose value is the code's times
+// 2^(bias - 15), exactly for every code (the minifloat's subnormals become f16 subnormals; e5m2 is
+// the upper half of f16 already, e4m3's copy of the sign in bit 14 is cleared). vcvtph2ps of the
+// result is exact.
+template <Value V, class V16>
+HWY_INLINE V16 F16Patterns(V16 widened) {
+  using F = Fmt<V>;
+  static_assert(F16Decode<V, true>());
+  V16 h = hn::ShiftLeft<10 - F::kMbits>(widened);
+  if constexpr (10 - F::kMbits < 8) h = hn::And(h, hn::Set(hn::DFromV<V16>(), static_cast<std::int16_t>(0xBFFF)));
+  return h;
+}
+#endif
+
 // Running bounds of the codes a dequantize call has read. Every code is canonical (SPEC §7) when,
 // at the end, each lane of `lo` is at least the least allowed code and each lane of `hi` (and, for
 // minifloats, of `mag`) at most the greatest: a minimum or maximum per vector instead of
@@ -3211,50 +3226,43 @@ HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fiel
     return hn::Mul(eff, hn::ConvertTo(d, code));
   } else if constexpr (kNibbles) {
     static_assert(V == Value::e2m1 && kBytes);
-    alignas(32) static constexpr float kMagnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
     const __m256i nib = NibbleLanes(di, fields);
-    const __m256 mag = _mm256_permutevar8x32_ps(Hidden(hn::Load(d, kMagnitudes)).raw, nib);  // low 3 bits
+    // The magnitudes: the first 8 of kE2m1Values (vpermps reads the low 3 bits of each index).
+    const __m256 mag = _mm256_permutevar8x32_ps(Hidden(hn::Load(d, detail::kE2m1Values.data())).raw, nib);
     const __m256i sign = _mm256_and_si256(_mm256_slli_epi32(nib, 28), Konst(di, std::numeric_limits<std::int32_t>::min()).raw);
     return hn::Mul(eff, hn::Vec256<float>{_mm256_or_ps(mag, _mm256_castsi256_ps(sign))});
   }
   if constexpr (kF16) {
     static_assert(F16Decode<V, kBytes>());
-    // e4m3, e5m2: the sign-extended field shifted into an f16 pattern whose value is the code's
-    // times 2^(bias - 15), exactly for every code (the minifloat's subnormals become f16
-    // subnormals; e5m2 is the upper half of f16 already, e4m3's copy of the sign in bit 14 is
-    // cleared), and vcvtph2ps (exact). `eff` comes multiplied by 2^(15 - bias) (DequantizeRowsT:
-    // exact, the chunk's scales checked), so the one product is fl(eff * decode) as in the
-    // arithmetic decode below: 6 operations where that takes 12. The magnitudes' maximum is kept
-    // per 16-bit lane (CodesCanonical).
+    // e4m3, e5m2: the sign-extended field shifted into an f16 pattern (F16Patterns) and
+    // vcvtph2ps (exact). `eff` comes multiplied by 2^(15 - bias) (DequantizeRowsT: exact, the
+    // chunk's scales checked), so the one product is fl(eff * decode) as in the arithmetic decode
+    // below: 6 operations where that takes 12. The magnitudes' maximum is kept per 16-bit lane
+    // (CodesCanonical).
     const __m128i w = _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(fields)));
     const __m128i mag = _mm_and_si128(w, _mm_set1_epi16(static_cast<short>(F::kMagMask)));
     bounds.mag = hn::Vec256<std::int32_t>{_mm256_max_epu16(bounds.mag.raw, _mm256_zextsi128_si256(mag))};
-    __m128i h = _mm_slli_epi16(w, 10 - F::kMbits);
-    if constexpr (10 - F::kMbits < 8) h = _mm_and_si128(h, _mm_set1_epi16(static_cast<short>(0xBFFF)));
+    const __m128i h = F16Patterns<V>(hn::Vec128<std::int16_t>{w}).raw;
     return hn::Mul(eff, hn::Vec<D>{_mm256_cvtph_ps(h)});
   }
 #elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   if constexpr (kNibbles) {
     static_assert(F::kBits == 4 && kBytes && !kF16);
-    // The value of each nibble (vpermps reads the low 4 bits of each index): e2m1 as OCP MX, the
-    // integers two's complement.
-    alignas(64) static constexpr std::array<float, 16> kTable =
-        F::kMini ? std::array<float, 16>{0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f}
-                 : std::array<float, 16>{0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, -8.0f, -7.0f, -6.0f, -5.0f, -4.0f, -3.0f, -2.0f, -1.0f};
-    const hn::Vec<D> value{_mm512_permutexvar_ps(NibbleLanes(fields), hn::Load(d, kTable.data()).raw)};
+    // The value of each nibble (vpermps reads the low 4 bits of each index).
+    const float* table = F::kMini ? detail::kE2m1Values.data() : detail::kInt4Values.data();
+    const hn::Vec<D> value{_mm512_permutexvar_ps(NibbleLanes(fields), hn::Load(d, table).raw)};
     if constexpr (!F::kMini && F::kLo > -8) bounds.value_lo = hn::Min(bounds.value_lo, value);
     return hn::Mul(eff, value);
   }
   if constexpr (kF16) {
     static_assert(F16Decode<V, kBytes>());
-    // As on AVX2 (above): 16 bytes sign-extended to 16-bit lanes, shifted into f16 patterns (e4m3's
-    // copy of the sign in bit 14 cleared) and converted exactly. The magnitudes' maximum is kept
-    // per byte, in the low 128 bits of `mag`, before the widening (CodesCanonical).
+    // As on AVX2 (above): 16 bytes sign-extended to 16-bit lanes, made f16 patterns
+    // (F16Patterns) and converted exactly. The magnitudes' maximum is kept per byte, in the low
+    // 128 bits of `mag`, before the widening (CodesCanonical).
     const __m128i f = _mm_loadu_si128(reinterpret_cast<const __m128i*>(fields));
     const __m128i mag = _mm_and_si128(f, _mm_set1_epi8(static_cast<char>(F::kMagMask)));
     bounds.mag = hn::Vec<DI>{_mm512_zextsi128_si512(_mm_max_epu8(_mm512_castsi512_si128(bounds.mag.raw), mag))};
-    __m256i h = _mm256_slli_epi16(_mm256_cvtepi8_epi16(f), 10 - F::kMbits);
-    if constexpr (10 - F::kMbits < 8) h = _mm256_and_si256(h, _mm256_set1_epi16(static_cast<short>(0xBFFF)));
+    const __m256i h = F16Patterns<V>(hn::Vec256<std::int16_t>{_mm256_cvtepi8_epi16(f)}).raw;
     return hn::Mul(eff, hn::Vec<D>{_mm512_cvtph_ps(h)});
   }
 #else
@@ -3292,11 +3300,9 @@ HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fiel
     if constexpr (F::kMaxCode < F::kMagMask) bounds.mag = hn::Max(bounds.mag, mag);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
     if constexpr (F::kBits == 4) {
-      // All 16 codes of a 4-bit minifloat in one vector (OCP MX e2m1: 0, 0.5, 1, 1.5, 2, 3, 4, 6).
-      alignas(64) static constexpr float kTable[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
-                                                       -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+      // All 16 codes of a 4-bit minifloat in one vector (kE2m1Values).
       static_assert(F::kMbits == 1 && F::kBias == 1);
-      value = hn::TableLookupLanes(hn::Load(d, kTable), hn::IndicesFromVec(d, hn::And(code, hn::Set(di, 15))));
+      value = hn::TableLookupLanes(hn::Load(d, detail::kE2m1Values.data()), hn::IndicesFromVec(d, hn::And(code, hn::Set(di, 15))));
       return hn::Mul(eff, value);
     }
 #endif
@@ -3319,11 +3325,9 @@ HWY_INLINE hn::Vec<D> DequantizeValue(D d, const std::uint8_t* HWY_RESTRICT fiel
 template <Value V>
 HWY_INLINE void DequantizeF16Pair(const std::uint8_t* HWY_RESTRICT fields, hn::Vec512<float> s0, hn::Vec512<float> s1,
                                   hn::Vec512<float>& a, hn::Vec512<float>& b) {
-  using F = Fmt<V>;
   static_assert(F16Decode<V, true>());
   const __m256i f = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(fields));
-  __m512i h = _mm512_slli_epi16(_mm512_cvtepi8_epi16(f), 10 - F::kMbits);
-  if constexpr (10 - F::kMbits < 8) h = _mm512_and_si512(h, _mm512_set1_epi16(static_cast<short>(0xBFFF)));
+  const __m512i h = F16Patterns<V>(hn::Vec512<std::int16_t>{_mm512_cvtepi8_epi16(f)}).raw;
   a = hn::Mul(s0, hn::Vec512<float>{_mm512_cvtph_ps(_mm512_castsi512_si256(h))});
   b = hn::Mul(s1, hn::Vec512<float>{_mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1))});
 }
