@@ -63,6 +63,15 @@ inline constexpr std::size_t kFusedSmallBytes = std::size_t{2} << 20;
 // interleaved A/B against no such prefetch, 1.03 in time at 4 MiB and 1.01 at 8 MiB, 0.81 at 16
 // and 32 MiB. (The output is streamed from 64 MiB of input on, kStreamBytes.)
 inline constexpr std::size_t kFarPrefetchBytes = std::size_t{16} << 20;
+// Inputs from which, below kFarPrefetchBytes, calibrate+quantize's codes pass prefetches the
+// whole next chunk into L1 where ChunkPrefetchL1 says L1 (the AVX-512 targets of the Zen 5):
+// otherwise the maxima pass waits on L2 or L3 for every line, and the two passes add up. On the
+// Zen 5 of session 49, avx3_dl, three alternations (x ceiling, medians): 0.482 -> 0.548 at 512
+// KiB, 0.502 -> 0.561 at 128 KiB, 0.545 -> 0.622 at 2 MiB, 0.528 -> 0.637 at 4 MiB, 0.580 ->
+// 0.681 at 12 MiB, 1 MiB within the noise; from 1040 elements into the chunk (as the far path)
+// instead of its first line, less (0.526 at 512 KiB); on avx2 neutral to worse (0.37 -> 0.34 at
+// 512 KiB), which ChunkPrefetchL1 leaves out. Smaller inputs stay in L1.
+inline constexpr std::size_t kNearChunkPrefetchBytes = std::size_t{64} << 10;
 // Inputs from which calibrate+quantize's maxima pass loads aligned vectors when the input is not
 // 64-byte aligned (AVX-512: AbsMaxGroups' kAligned form). Each unaligned 512-bit load then spans
 // two cache lines, which the load ports serve as two accesses; aligned loads take one more
@@ -2996,12 +3005,15 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
   // QuantizeVecRcp), 0 is what the minifloat loops test for.
   const float none = F::kMini ? 0.0f : std::numeric_limits<float>::quiet_NaN();
   const bool stream = g.rows * job.pack.row_bytes >= kStreamBytes;
-  // The codes pass prefetches the next chunk into L1 or L2, the maxima pass its own input into L1.
-  const bool far = g.rows * g.n * sizeof(float) >= kFarPrefetchBytes;
-  const bool pf_l1 = far && detail::ChunkPrefetchL1(HWY_TARGET);
+  // The codes pass prefetches the next chunk into L1 or L2, the maxima pass its own input into L1
+  // (far); in L2 or L3 (near) the codes pass prefetches into L1 on the CPUs that take L1 from DRAM.
+  const std::size_t in_bytes = g.rows * g.n * sizeof(float);
+  const bool far = in_bytes >= kFarPrefetchBytes;
+  const bool pf_l1 = (far || in_bytes >= kNearChunkPrefetchBytes) && detail::ChunkPrefetchL1(HWY_TARGET);
+  const bool near = !far && pf_l1;
   // The maxima pass loads aligned vectors from input that is not (AbsMaxGroupsAnyShift), in the
   // caches: with far prefetches (from DRAM) it keeps the unaligned form measured before.
-  const bool aligned = g.rows * g.n * sizeof(float) > kAlignedMaximaBytes && !far;
+  const bool aligned = in_bytes > kAlignedMaximaBytes && !far;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
   // Streamed one-byte codes of calibrated blocks of 1, 2, 4 or 8 whole vectors, in rows of whole
   // groups of four vectors: GridCodes hands each group's fields (one byte vector) to a
@@ -3040,9 +3052,11 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       // ChunkPrefetchL1 says, read once above: L2 on most CPUs (on the Zen 4 of session 14, into
       // L1 they held its miss buffers and ran at 0.65 of the ceiling), L1 on the AVX-512 targets
       // of the Zen 5 of session 45 (optimized.h, set_chunk_prefetch).
-      const std::size_t ahead = c1 + kPrefetch;
+      // Below kFarPrefetchBytes, from kNearChunkPrefetchBytes on and where ChunkPrefetchL1 says
+      // L1, the whole next chunk from its first line (the maxima pass prefetches nothing there).
+      const std::size_t ahead = c1 + (far ? kPrefetch : 0);
       NextChunkPrefetch pf;
-      pf.lines = far && ahead <= last ? std::min((c1 - c0) / 16, (last - ahead) / 16 + 1) : 0;
+      pf.lines = (far || near) && ahead <= last ? std::min((c1 - c0) / 16, (last - ahead) / 16 + 1) : 0;
       pf.at = pf.lines > 0 ? xr + ahead : nullptr;
       pf.l1 = pf_l1;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2

@@ -2185,6 +2185,44 @@ TEST(ChunkPrefetch, Modes) {
   }
 }
 
+// The fused calibrate+quantize on inputs between L1's and kFarPrefetchBytes' sizes (64 KiB to 16
+// MiB), which no other test reaches: chunks of 4096 elements up to 2 MiB of input and of 2048
+// above, the maxima pass's aligned loads of input 4 bytes past a 64-byte boundary, and, from 64
+// KiB, the codes pass's prefetch of the whole next chunk where the chunk prefetch goes into L1
+// (quantize-inl.h, kNearChunkPrefetchBytes): just under and at 64 KiB, rows of whole and partial
+// chunks, and just past 2 MiB, with both switch settings. The bytes are the reference's calibrate,
+// quantize and serialize; then a NaN in the last chunk gives the reference's error.
+TEST_P(Diff, MidSizeCalibrateQuantize) {
+  const std::vector<std::pair<std::string, qc::Shape>> cases = {
+      {"value=q8s,block=32:f16", {1, 16352}},        // 64 KiB less a block
+      {"value=q8s,block=32:f16", {1, 16384}},        // 64 KiB
+      {"value=q8s,block=32:f16", {16, 1056}},        // rows shorter than a chunk
+      {"value=q8s,block=64:bf16", {3, 8288}},        // two whole chunks and a partial one per row
+      {"value=q4s,block=32:ue4m3", {5, 6144}},       // packed two per byte, a chunk and a half
+      {"value=q8s,block=32:f16", {2, 262240}},       // just past 2 MiB: chunks of 2048
+  };
+  std::mt19937 rng(49001);
+  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+  std::vector<float> buf;
+  for (const auto& [text, shape] : cases) {
+    const qc::Scheme s = scheme(text);
+    const std::size_t count = shape[0] * shape[1];
+    buf.assign(count + 1, 0.0f);
+    for (std::size_t i = 0; i < count; ++i) buf[i + 1] = dist(rng) * static_cast<float>(1 + i % 5);
+    // x 4 bytes past the vector's start (std::vector's storage is 16-byte aligned at least).
+    std::span<float> data(buf.data() + 1, count);
+    for (const opt::ChunkPrefetch level : {opt::ChunkPrefetch::l1, opt::ChunkPrefetch::l2}) {
+      const ChunkPrefetchScope scope(level);
+      const std::string label = describe(s, shape) + (level == opt::ChunkPrefetch::l1 ? ", next chunk into L1" : ", into L2");
+      check_calibrate(s, shape, data, qc::Calibration::minmax, target_, label);
+      data[count - 40] = std::numeric_limits<float>::quiet_NaN();
+      check_calibrate(s, shape, data, qc::Calibration::minmax, target_, label + ", NaN late");
+      data[count - 40] = 1.0f;
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
 // Results do not depend on the caller's MXCSR (rounding mode, FTZ, DAZ), and the caller gets it
 // back bit for bit, exception flags included: a flag a call raises (every quantize here raises
 // inexact) is cleared again when the caller had it clear, and the caller's own flags stay set,
