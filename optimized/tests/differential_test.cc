@@ -2187,11 +2187,12 @@ TEST(ChunkPrefetch, Modes) {
 
 // The fused calibrate+quantize on inputs between L1's and kFarPrefetchBytes' sizes (64 KiB to 16
 // MiB), which no other test reaches: chunks of 4096 elements up to 2 MiB of input and of 2048
-// above, the maxima pass's aligned loads of input 4 bytes past a 64-byte boundary, and, from 64
-// KiB, the codes pass's prefetch of the whole next chunk where the chunk prefetch goes into L1
-// (quantize-inl.h, kNearChunkPrefetchBytes): just under and at 64 KiB, rows of whole and partial
-// chunks, and just past 2 MiB, with both switch settings. The bytes are the reference's calibrate,
-// quantize and serialize; then a NaN in the last chunk gives the reference's error.
+// above, the maxima pass's aligned loads of input that is not 64-byte aligned (4 bytes past a
+// 16-byte boundary), and, from 64 KiB, the codes pass's prefetch of the whole next chunk where the
+// chunk prefetch goes into L1 (quantize-inl.h, kNearChunkPrefetchBytes): just under and at 64 KiB,
+// rows of whole and partial chunks, and just past 2 MiB, with both switch settings. The bytes are
+// the reference's calibrate, quantize and serialize; then a NaN in the last chunk gives the
+// reference's error.
 TEST_P(Diff, MidSizeCalibrateQuantize) {
   const std::vector<std::pair<std::string, qc::Shape>> cases = {
       {"value=q8s,block=32:f16", {1, 16352}},        // 64 KiB less a block

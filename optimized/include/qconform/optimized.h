@@ -111,12 +111,12 @@ void set_far_prefetch(FarPrefetch mode);
 [[nodiscard]] bool far_prefetch();
 
 // Where calibrate_quantize_into's codes pass prefetches the input of the chunk it quantizes next
-// (inputs of 16 MiB and more; the chunk's maxima pass then reads it): into L1 (prefetcht0) or
-// into L2 only (prefetcht1). From 64 KiB to 16 MiB, where the input is in L2 or L3, it prefetches
-// the next chunk into L1 when this says L1, and nothing otherwise (on the Zen 5, AVX-512: 1.12x
-// faster at 512 KiB; on AVX2 it was not faster). No result depends on it. At 256 MiB, against the 4-to-1 ceiling: on
-// an AMD Zen 5, L1 gave 0.94 where L2 gave 0.85 on the AVX-512 targets (medians over 6 to 8
-// alternations), but 0.75 to 0.80 where L2 gave 0.81 to 0.86 on AVX2; on an Intel Emerald
+// (inputs of 16 MiB and more; the chunk's maxima pass then reads it): into L1 (prefetcht0) or into
+// L2 only (prefetcht1). From 64 KiB to 16 MiB, where the input is in L2 or L3, it prefetches the
+// next chunk into L1 when this says L1, and nothing otherwise (on the Zen 5, AVX-512: 1.12x faster
+// at 512 KiB; on AVX2 it was not faster). No result depends on it. At 256 MiB, against the 4-to-1
+// ceiling: on an AMD Zen 5, L1 gave 0.94 where L2 gave 0.85 on the AVX-512 targets (medians over 6
+// to 8 alternations), but 0.75 to 0.80 where L2 gave 0.81 to 0.86 on AVX2; on an Intel Emerald
 // Rapids Xeon L2 gave 0.95 and L1 0.86 (bench/README.md, sessions 42 and 45). `automatic`, the
 // default, takes L1 on the AVX-512 targets of AMD CPUs of family 26 (Zen 5) and later, and L2
 // everywhere else; `l1` and `l2` take that level on every target. Process-wide, like
