@@ -109,7 +109,9 @@ HWY_INLINE void PrefetchBytes(const void* p, std::size_t ahead, std::size_t byte
 }
 
 // The lines that calibrate+quantize's codes pass prefetches for the next chunk (GridCodes):
-// `lines` lines from `at` (none when it is null), into L1 when `l1`, else into L2.
+// `lines` lines from `at` (none when it is null), into L1 when `l1`, else into L2. Whole lines of
+// the tensor only: at + 16 * lines, the end GridCodes forms, is at most one past its last element
+// (a partial last line is left to the hardware).
 struct NextChunkPrefetch {
   const float* at = nullptr;
   std::size_t lines = 0;
@@ -2918,7 +2920,7 @@ HWY_INLINE void QuantizeGridChunk(const float* HWY_RESTRICT xr, std::size_t c0, 
   // The lines kPrefetch ahead of each group, within the tensor (as PrefetchAhead's), into L1.
   NextChunkPrefetch pf;
   const std::size_t ahead = c0 + kPrefetch;
-  pf.lines = ahead <= last ? std::min(nv, (last - ahead) / kLineFloats + 1) : 0;
+  pf.lines = ahead <= last ? std::min(nv, (last - ahead + 1) / kLineFloats) : 0;
   pf.at = pf.lines > 0 ? xr + ahead : nullptr;
   pf.l1 = true;
   const std::size_t far_end = FarEnd(last);
@@ -3056,7 +3058,7 @@ bool CalibrateQuantizeRowsT(const CalibrateQuantizeJob& job) {
       // L1, the whole next chunk from its first line (the maxima pass prefetches nothing there).
       const std::size_t ahead = c1 + (far ? kPrefetch : 0);
       NextChunkPrefetch pf;
-      pf.lines = (far || near) && ahead <= last ? std::min((c1 - c0) / 16, (last - ahead) / 16 + 1) : 0;
+      pf.lines = (far || near) && ahead <= last ? std::min((c1 - c0) / 16, (last - ahead + 1) / 16) : 0;
       pf.at = pf.lines > 0 ? xr + ahead : nullptr;
       pf.l1 = pf_l1;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
